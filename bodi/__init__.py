@@ -1,0 +1,22 @@
+"""bodi: Bayesian optimization over high-dimensional binary, categorical and mixed spaces with
+Hamming embeddings via dictionaries (BODi, Deshwal et al., AISTATS 2023)."""
+
+from bodi.minimize import OptimizeResult, minimize
+from bodi.optimizers import BODi, Optimizer, RandomSearch, Trial
+from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BODi",
+    "Binary",
+    "Categorical",
+    "Continuous",
+    "Integer",
+    "OptimizeResult",
+    "Optimizer",
+    "RandomSearch",
+    "SearchSpace",
+    "Trial",
+    "minimize",
+]

@@ -1,0 +1,54 @@
+"""Build a BoTorch acquisition function by name."""
+
+from __future__ import annotations
+
+from botorch.acquisition import (
+    AcquisitionFunction,
+    LogExpectedImprovement,
+    UpperConfidenceBound,
+    qLogNoisyExpectedImprovement,
+    qUpperConfidenceBound,
+)
+from botorch.models.model import Model
+from torch import Tensor
+
+ACQUISITIONS = ("logei", "ucb")
+
+
+def make_acquisition(
+    name: str,
+    model: Model,
+    train_X: Tensor,
+    train_Y: Tensor,
+    X_pending: Tensor | None = None,
+    q: int = 1,
+    ucb_beta: float = 2.0,
+) -> AcquisitionFunction:
+    """The acquisition function for one suggestion step (larger outcomes are better).
+
+    - ``"logei"``: ``LogExpectedImprovement`` over the best observed value for one point with
+      nothing pending; ``qLogNoisyExpectedImprovement`` (``X_baseline = train_X``) for a batch
+      or when evaluations are pending (they enter as ``X_pending``).
+    - ``"ucb"``: ``UpperConfidenceBound`` (``mu + sqrt(beta) sigma``) for one point,
+      ``qUpperConfidenceBound`` with ``X_pending`` otherwise.
+
+    Args:
+        train_X: ``n x dim`` observed inputs; train_Y: ``n x 1`` observed outcomes.
+        X_pending: ``p x dim`` points under evaluation, or ``None``.
+        q: number of points to be optimized jointly.
+    """
+    pending = X_pending is not None and len(X_pending) > 0
+    if name == "logei":
+        if q == 1 and not pending:
+            return LogExpectedImprovement(model, best_f=train_Y.max())
+        return qLogNoisyExpectedImprovement(
+            model, X_baseline=train_X, X_pending=X_pending if pending else None,
+            prune_baseline=True,
+        )
+    if name == "ucb":
+        if q == 1 and not pending:
+            return UpperConfidenceBound(model, beta=ucb_beta)
+        return qUpperConfidenceBound(
+            model, beta=ucb_beta, X_pending=X_pending if pending else None
+        )
+    raise ValueError(f"unknown acquisition {name!r}; choose one of {list(ACQUISITIONS)}")

@@ -1,0 +1,151 @@
+"""Acquisition optimization: BoTorch's mixed alternating local search, never repeating a point.
+
+The discrete part is local search over 1-Hamming neighbours (a bit flip, a categorical changed to
+another value, an integer moved one step) from random starts plus "spray" starts around the best
+points; continuous parameters take L-BFGS steps in between (``optimize_acqf_mixed_alternating``;
+paper, Alg. 2 and appendix "Local search"). In a fully discrete space, points already evaluated or
+pending are ruled out by :class:`AvoidPoints`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from botorch.acquisition import AcquisitionFunction
+from botorch.optim.optimize_mixed import optimize_acqf_mixed_alternating
+from torch import Tensor
+
+from bodi.space import SearchSpace
+
+NUM_SPRAY_CENTERS = 5
+
+
+class SearchSpaceExhaustedError(RuntimeError):
+    """Every configuration of a finite search space has been evaluated or is pending."""
+
+
+def _matches(X: Tensor, avoid: Tensor) -> Tensor:
+    """``... x q x dim`` against ``k x dim``: mask ``...`` of batches with any row in ``avoid``."""
+    if avoid.numel() == 0:
+        return torch.zeros(X.shape[:-2], dtype=torch.bool, device=X.device)
+    equal = (X.unsqueeze(-2) == avoid.to(X)).all(-1)  # ... x q x k
+    return equal.any(-1).any(-1)
+
+
+class AvoidPoints(AcquisitionFunction):
+    """Wrap an acquisition function so that given points (and pending ones) score lowest.
+
+    ``forward`` returns the wrapped values, except that a batch containing a point of ``avoid``
+    or of the current ``X_pending`` gets one less than the smallest other value of the same call
+    (so BoTorch's start-point selection and local search rank it last without distorting the
+    scale of the remaining values).
+
+    Args:
+        acq_function: the acquisition function to wrap.
+        avoid: ``k x dim`` points never to propose.
+        X_baseline: ``b x dim`` centres for BoTorch's spray starting points (the incumbents).
+    """
+
+    def __init__(self, acq_function: AcquisitionFunction, avoid: Tensor, X_baseline: Tensor):
+        super().__init__(model=acq_function.model)
+        self.acq_function = acq_function
+        self.avoid = avoid
+        self.X_baseline = X_baseline
+        self.X_pending = getattr(acq_function, "X_pending", None)
+
+    def set_X_pending(self, X_pending: Tensor | None = None) -> None:
+        self.acq_function.set_X_pending(X_pending)
+        self.X_pending = X_pending
+
+    def forward(self, X: Tensor) -> Tensor:
+        values = self.acq_function(X)
+        avoid = self.avoid if self.X_pending is None else torch.cat([self.avoid, self.X_pending])
+        bad = _matches(X.detach(), avoid.detach())
+        if not bad.any():
+            return values
+        if bad.all():
+            return values - 1e3
+        floor = values.detach()[~bad].min() - 1.0
+        return torch.where(bad, floor.expand_as(values), values)
+
+
+def optimize_acquisition(
+    acq_function: AcquisitionFunction,
+    space: SearchSpace,
+    *,
+    q: int = 1,
+    avoid: Tensor | None = None,
+    incumbents: Tensor | None = None,
+    num_restarts: int = 20,
+    raw_samples: int = 1024,
+    options: dict[str, Any] | None = None,
+) -> Tensor:
+    """Maximize ``acq_function`` over ``space``; returns a ``q x dim`` tensor of new points.
+
+    Args:
+        acq_function: a BoTorch acquisition function on encoded inputs.
+        space: the search space (binary and integer columns become BoTorch ``discrete_dims``,
+            categorical columns ``cat_dims``).
+        q: batch size (points are chosen greedily, each one pending for the next).
+        avoid: ``k x dim`` points that must not be proposed (evaluated ones); enforced in
+            fully discrete spaces, where repeating a point is never useful.
+        incumbents: ``b x dim`` best points so far, centres of the spray starts.
+    """
+    dim = space.dim
+    avoid = torch.empty(0, dim, dtype=torch.float64) if avoid is None else avoid
+    if space.is_discrete and space.cardinality - len(torch.unique(avoid, dim=0)) < q:
+        raise SearchSpaceExhaustedError(
+            f"only {int(space.cardinality - len(torch.unique(avoid, dim=0)))} of the "
+            f"{int(space.cardinality)} configurations are left; cannot propose {q} new point(s)"
+        )
+    centres = incumbents if incumbents is not None else torch.empty(0, dim, dtype=torch.float64)
+    wrapped = AvoidPoints(
+        acq_function, avoid if space.is_discrete else avoid[:0], centres[:NUM_SPRAY_CENTERS]
+    )
+    discrete_dims: dict[int, list[float]] = {i: [0.0, 1.0] for i in space.binary_dims}
+    for i in space.integer_dims:
+        discrete_dims[i] = space.parameters[i].grid()
+    cat_dims = {
+        i: [float(v) for v in range(space.parameters[i].cardinality)]
+        for i in space.categorical_dims
+    }
+    opts: dict[str, Any] = {"num_spray_points": 20 if len(centres) else 0}
+    if cat_dims or any(len(v) > 2 for v in discrete_dims.values()):
+        # The continuous relaxation is meaningless for the HED embedding of categoricals.
+        opts["initialization_strategy"] = "random"
+    opts.update(options or {})
+    candidates, _ = optimize_acqf_mixed_alternating(
+        wrapped,
+        bounds=space.bounds,
+        discrete_dims=discrete_dims or None,
+        cat_dims=cat_dims or None,
+        q=q,
+        num_restarts=num_restarts,
+        raw_samples=raw_samples,
+        options=opts,
+    )
+    candidates = space.round(candidates.detach())
+    if space.is_discrete:
+        candidates = _replace_repeats(wrapped, space, candidates, avoid)
+    return candidates
+
+
+def _replace_repeats(
+    wrapped: AvoidPoints, space: SearchSpace, candidates: Tensor, avoid: Tensor
+) -> Tensor:
+    """Safety net: swap any candidate equal to an avoided or earlier candidate for the best
+    fresh point among uniform samples (rarely needed: local search already ranks them last)."""
+    out = []
+    for x in candidates:
+        taken = torch.cat([avoid, *[c.unsqueeze(0) for c in out]]) if out else avoid
+        if _matches(x.view(1, 1, -1), taken).item():
+            pool = space.sample(4096)
+            pool = pool[~_matches(pool.unsqueeze(-2), taken)]
+            if len(pool) == 0:
+                raise SearchSpaceExhaustedError("no configuration left that was not evaluated")
+            with torch.no_grad():
+                scores = wrapped.acq_function(pool.unsqueeze(-2))
+            x = pool[scores.argmax()]
+        out.append(x)
+    return torch.stack(out)

@@ -1,0 +1,49 @@
+"""Benchmark problems: a search space, a vectorised objective and what is known of the optimum."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from bodi.space import DTYPE, SearchSpace
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A test problem.
+
+    Attributes:
+        name: short name (e.g. ``"planted-binary20"``).
+        space: its search space.
+        evaluate_encoded: ``n x dim`` encoded inputs -> ``n`` values (batched evaluation).
+        direction: ``"minimize"`` or ``"maximize"``.
+        optimal_value: the known optimum, if any.
+        optimal_params: a configuration reaching it, if known.
+    """
+
+    name: str
+    space: SearchSpace
+    evaluate_encoded: Callable[[Tensor], Tensor]
+    direction: str = "minimize"
+    optimal_value: float | None = None
+    optimal_params: dict[str, Any] | None = None
+
+    def __call__(self, params: dict[str, Any]) -> float:
+        """Evaluate one configuration given as a dict of parameter values."""
+        return float(self.evaluate_encoded(self.space.encode(params))[0])
+
+    def evaluate(self, configs: list[dict[str, Any]]) -> Tensor:
+        """Evaluate a batch of configurations at once: ``n`` values."""
+        return self.evaluate_encoded(self.space.encode(configs)).to(DTYPE)
+
+
+def random_bits(d: int, generator: torch.Generator) -> Tensor:
+    """A random ``d``-bit string that is neither all zeros nor all ones (for ``d > 1``)."""
+    while True:
+        bits = torch.randint(0, 2, (d,), generator=generator).to(DTYPE)
+        if d == 1 or 0 < bits.sum() < d:
+            return bits

@@ -1,0 +1,255 @@
+"""Dictionary constructions for the HED embedding (paper, Sec. 3 and appendix).
+
+Every constructor takes the dictionary size ``m``, the discrete structure of the space and a
+seed or ``torch.Generator``, and returns an ``m x d`` tensor of row values (indices
+``0 .. tau_j - 1`` per column, ``float64``), except :func:`gaussian_random`, which returns the real
+projection ``Abar`` of Proposition 1's affine form. :func:`make_dictionary` wraps any of them in a
+:class:`Dictionary` that computes the embedding.
+
+==============  =========================================================  ==================
+name            construction                                               spaces
+==============  =========================================================  ==================
+``diverse``     Alg. 1 (binary) / appendix Alg. 3 (categorical, mixed)     any discrete
+``wavelet``     appendix Alg. 4, sub-sampled to d columns, rows uniform    binary only
+``naive``       every entry uniform over its values                        any discrete
+``gaussian``    ``Abar ~ N(0, 1)`` in the affine form (Prop. 1)            binary only
+==============  =========================================================  ==================
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+from bodi.embedding import affine_embedding, one_hot
+
+DTYPE = torch.float64
+DICTIONARY_KINDS = ("diverse", "wavelet", "naive", "gaussian")
+
+
+def as_generator(seed: int | torch.Generator | None) -> torch.Generator:
+    """A ``torch.Generator`` from a seed (``None`` draws a fresh random seed)."""
+    if isinstance(seed, torch.Generator):
+        return seed
+    generator = torch.Generator()
+    if seed is None:
+        generator.seed()
+    else:
+        generator.manual_seed(int(seed))
+    return generator
+
+
+def _check_size(m: int, d: int) -> None:
+    if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+        raise ValueError(f"dictionary size m must be a positive integer, got {m!r}")
+    if d < 1:
+        raise ValueError("a dictionary needs at least one discrete variable")
+
+
+def diverse_random_binary(m: int, d: int, seed: int | torch.Generator | None = None) -> Tensor:
+    """Algorithm 1: per row ``theta ~ U(0, 1)``, then ``d`` bits ``~ Bernoulli(theta)``.
+
+    Returns:
+        ``m x d`` tensor of zeros and ones.
+    """
+    _check_size(m, d)
+    g = as_generator(seed)
+    theta = torch.rand(m, 1, generator=g, dtype=DTYPE)
+    return (torch.rand(m, d, generator=g, dtype=DTYPE) < theta).to(DTYPE)
+
+
+def diverse_random_categorical(
+    m: int, cardinalities: Sequence[int], seed: int | torch.Generator | None = None
+) -> Tensor:
+    """Appendix Algorithm 3 for categorical variables of different sizes.
+
+    For each row, ``theta`` is drawn uniformly from the ``tau_max``-simplex; for each variable
+    ``j`` a subsample of ``tau_j`` entries of ``theta`` (without replacement), normalised, is the
+    categorical distribution from which the row's ``j``-th value is drawn.
+
+    Returns:
+        ``m x d`` tensor of indices, column ``j`` in ``0 .. tau_j - 1``.
+    """
+    cards = list(cardinalities)
+    d = len(cards)
+    _check_size(m, d)
+    g = as_generator(seed)
+    tau_max = max(cards)
+    # theta ~ Dirichlet(1, ..., 1): normalised exponentials.
+    theta = -torch.log(torch.rand(m, tau_max, generator=g, dtype=DTYPE).clamp_min(1e-300))
+    theta = theta / theta.sum(-1, keepdim=True)
+    # A random permutation of the tau_max weights per (row, variable); keep the first tau_j.
+    perm = torch.rand(m, d, tau_max, generator=g, dtype=DTYPE).argsort(-1)
+    weights = torch.gather(theta.unsqueeze(1).expand(m, d, tau_max), -1, perm)
+    keep = torch.arange(tau_max) < torch.tensor(cards).unsqueeze(-1)  # d x tau_max
+    weights = weights * keep
+    weights = weights / weights.sum(-1, keepdim=True)
+    draws = torch.multinomial(weights.reshape(m * d, tau_max), 1, generator=g)
+    return draws.reshape(m, d).to(DTYPE)
+
+
+def binary_wavelet_matrix(n: int) -> Tensor:
+    """Appendix Algorithm 4: the ``n x n`` binary wavelet transform matrix ``B_n`` (``n`` even).
+
+    ``B_n = [[Gamma, Delta], [Delta^T, Lambda]]`` with ``Gamma = [[1, 1], [1, not B_{n-4}]]``,
+    ``Delta`` two columns ``1, 0, 1, 0, ...`` and ``Lambda = [[1, 1], [1, 0]]``.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 2 or n % 2:
+        raise ValueError(f"the binary wavelet matrix needs an even size >= 2, got {n!r}")
+    if n == 2:
+        return torch.tensor([[1.0, 1.0], [1.0, 0.0]], dtype=DTYPE)
+    if n == 4:
+        return torch.tensor(
+            [[1, 1, 1, 1], [1, 0, 0, 0], [1, 0, 1, 1], [1, 0, 1, 0]], dtype=DTYPE
+        )
+    B = torch.ones(n, n, dtype=DTYPE)
+    B[2 : n - 2, 2 : n - 2] = 1.0 - binary_wavelet_matrix(n - 4)
+    alternating = (torch.arange(n - 2) % 2 == 0).to(DTYPE)  # 1, 0, 1, 0, ...
+    B[: n - 2, n - 2 :] = alternating.unsqueeze(-1)
+    B[n - 2 :, : n - 2] = alternating.unsqueeze(0)
+    B[n - 2 :, n - 2 :] = torch.tensor([[1.0, 1.0], [1.0, 0.0]], dtype=DTYPE)
+    return B
+
+
+def binary_wavelet(m: int, d: int, seed: int | torch.Generator | None = None) -> Tensor:
+    """Sub-sampled binary wavelet dictionary (appendix, "Dictionary construction via binary
+    wavelets").
+
+    ``B_n`` is built for ``n``, the next power of two ``>= d``; ``d`` of its columns are kept
+    (chosen uniformly, in order) and ``m`` rows are drawn uniformly. Rows are drawn without
+    replacement while ``m <= n``; a larger ``m`` cycles through fresh permutations, so duplicate
+    rows appear (they add nothing to the model).
+
+    Returns:
+        ``m x d`` tensor of zeros and ones.
+    """
+    _check_size(m, d)
+    g = as_generator(seed)
+    n = max(2, 1 << (d - 1).bit_length())
+    B = binary_wavelet_matrix(n)
+    columns = torch.randperm(n, generator=g)[:d].sort().values
+    rows = torch.cat([torch.randperm(n, generator=g) for _ in range(math.ceil(m / n))])[:m]
+    return B[rows][:, columns]
+
+
+def naive_random(
+    m: int, cardinalities: Sequence[int], seed: int | torch.Generator | None = None
+) -> Tensor:
+    """Na\u00efve random dictionary: every entry uniform over its values (``theta = 1/2`` for bits).
+
+    Returns:
+        ``m x d`` tensor of indices.
+    """
+    cards = torch.tensor(list(cardinalities), dtype=DTYPE)
+    _check_size(m, len(cards))
+    g = as_generator(seed)
+    u = torch.rand(m, len(cards), generator=g, dtype=DTYPE)
+    return torch.minimum((u * cards).floor(), cards - 1)
+
+
+def gaussian_random(m: int, d: int, seed: int | torch.Generator | None = None) -> Tensor:
+    """Gaussian random "dictionary": ``Abar ~ N(0, I)`` used in the affine form of Prop. 1.
+
+    Returns:
+        ``m x d`` real matrix ``Abar`` (not a set of points of the space).
+    """
+    _check_size(m, d)
+    return torch.randn(m, d, generator=as_generator(seed), dtype=DTYPE)
+
+
+@dataclass(frozen=True)
+class Dictionary:
+    """A dictionary and the HED embedding it defines.
+
+    Attributes:
+        rows: ``m x d`` row values (indices), or the real ``Abar`` when ``kind == "gaussian"``.
+        cardinalities: number of values of each of the ``d`` discrete variables.
+        kind: the construction (one of :data:`DICTIONARY_KINDS`).
+    """
+
+    rows: Tensor
+    cardinalities: tuple[int, ...]
+    kind: str = "diverse"
+    _projection: Tensor = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        binary = all(c == 2 for c in self.cardinalities)
+        if self.kind == "gaussian" or binary:
+            # Prop. 1: phi = (d - zbar Abar^T) / 2 with Abar = 2A - 1 (or Gaussian).
+            projection = self.rows if self.kind == "gaussian" else 2.0 * self.rows - 1.0
+        else:
+            projection = one_hot(self.rows, self.cardinalities)
+        object.__setattr__(self, "_projection", projection)
+
+    @property
+    def m(self) -> int:
+        return self.rows.shape[0]
+
+    @property
+    def d(self) -> int:
+        return self.rows.shape[1]
+
+    def embed(self, Z: Tensor) -> Tensor:
+        """``... x d`` discrete inputs -> ``... x m`` Hamming distances (one matrix product)."""
+        if self.kind == "gaussian" or all(c == 2 for c in self.cardinalities):
+            return affine_embedding(Z, self._projection)
+        return self.d - one_hot(Z, self.cardinalities) @ self._projection.to(Z).transpose(-1, -2)
+
+
+def make_dictionary(
+    kind: str,
+    m: int,
+    cardinalities: Sequence[int],
+    seed: int | torch.Generator | None = None,
+) -> Dictionary:
+    """Build a dictionary of the given kind for discrete variables with ``cardinalities``.
+
+    ``diverse`` uses Algorithm 1 when every variable is binary and the categorical algorithm
+    (binary variables as two-valued categoricals) otherwise.
+    """
+    cards = tuple(int(c) for c in cardinalities)
+    binary = all(c == 2 for c in cards)
+    if kind not in DICTIONARY_KINDS:
+        raise ValueError(f"unknown dictionary {kind!r}; choose one of {list(DICTIONARY_KINDS)}")
+    if kind in ("wavelet", "gaussian") and not binary:
+        raise ValueError(
+            f"the {kind!r} dictionary is defined for binary variables only; "
+            "use 'diverse' or 'naive' with categorical variables"
+        )
+    if kind == "diverse":
+        rows = (
+            diverse_random_binary(m, len(cards), seed)
+            if binary
+            else diverse_random_categorical(m, cards, seed)
+        )
+    elif kind == "wavelet":
+        rows = binary_wavelet(m, len(cards), seed)
+    elif kind == "naive":
+        rows = naive_random(m, cards, seed)
+    else:
+        rows = gaussian_random(m, len(cards), seed)
+    return Dictionary(rows=rows, cardinalities=cards, kind=kind)
+
+
+def coherence(A: Tensor) -> int:
+    """``mu_A = max_{i != j} max(h(a_i, a_j), h(not a_i, a_j))`` of Proposition 3 (binary ``A``).
+
+    A single row has no pair; its ``mu`` is taken as ``d``.
+    """
+    m, d = A.shape
+    if m < 2:
+        return d
+    h = (A.unsqueeze(1) != A.unsqueeze(0)).sum(-1)
+    off_diagonal = ~torch.eye(m, dtype=torch.bool)
+    return int(torch.maximum(h, d - h)[off_diagonal].max())
+
+
+def cardinality_bound(A: Tensor) -> float:
+    """Proposition 3's upper bound on ``|{phi_A(z) : z in {0,1}^d}|`` for a binary ``A``."""
+    m, d = A.shape
+    mu = coherence(A)
+    return float(((mu + 1) * (d + 1 - mu)) ** (m // 2) * (d + 1) ** (m % 2))

@@ -1,0 +1,468 @@
+"""Search spaces: parameter definitions, the one tensor encoding, sampling and JSON files.
+
+A configuration is a ``dict`` mapping parameter names to the user's own values. Inside bodi a
+configuration is a row of a ``float64`` tensor with one column per parameter, in the order the
+parameters were given (the *encoding*):
+
+=============  ==========================================  ==============================
+parameter      encoded value                               decoded value
+=============  ==========================================  ==============================
+Binary         0.0 or 1.0                                  ``bool``
+Categorical    index ``0 .. k-1`` of the choice            the choice itself
+Continuous     position in ``[0, 1]`` (in log space if     ``float``
+               ``log=True``)
+Integer        ``(value - low) / (high - low)`` in         ``int``
+               ``[0, 1]`` on the grid of integers
+=============  ==========================================  ==============================
+
+Binary and categorical columns are the *discrete* (Hamming) coordinates embedded by the HED
+kernel; continuous and integer columns are the *ordinal* coordinates modelled by a Matérn kernel.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor
+
+Value = bool | int | float | str
+DTYPE = torch.float64
+
+
+def _check_name(name: Any) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"parameter name must be a non-empty string, got {name!r}")
+    return name
+
+
+def _check_number(name: str, what: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"parameter {name!r}: {what} must be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise ValueError(f"parameter {name!r}: {what} must be finite, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Binary:
+    """A yes/no choice, decoded as ``bool``."""
+
+    name: str
+    kind = "binary"
+
+    def __post_init__(self) -> None:
+        _check_name(self.name)
+
+    @property
+    def cardinality(self) -> int:
+        return 2
+
+    def encode(self, value: Any) -> float:
+        if isinstance(value, bool) or (isinstance(value, int | float) and value in (0, 1)):
+            return float(value)
+        raise ValueError(f"parameter {self.name!r}: expected a bool (or 0/1), got {value!r}")
+
+    def decode(self, x: float) -> bool:
+        return bool(round(x))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "type": "binary"}
+
+
+@dataclass(frozen=True)
+class Categorical:
+    """One of at least two distinct choices (strings, numbers or bools)."""
+
+    name: str
+    choices: tuple[Value, ...]
+    kind = "categorical"
+
+    def __init__(self, name: str, choices: Sequence[Value]) -> None:
+        object.__setattr__(self, "name", _check_name(name))
+        if isinstance(choices, str | bytes) or not isinstance(choices, Sequence):
+            raise ValueError(f"parameter {name!r}: choices must be a list, got {choices!r}")
+        choices = tuple(choices)
+        for choice in choices:
+            if not isinstance(choice, bool | int | float | str):
+                raise ValueError(
+                    f"parameter {name!r}: choices must be strings, numbers or bools, "
+                    f"got {choice!r}"
+                )
+            if isinstance(choice, float) and not math.isfinite(choice):
+                raise ValueError(f"parameter {name!r}: choice {choice!r} is not finite")
+        if len(choices) < 2:
+            raise ValueError(f"parameter {name!r}: needs at least two choices, got {len(choices)}")
+        keys = [(type(c).__name__, c) for c in choices]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"parameter {name!r}: choices must be distinct, got {list(choices)}")
+        object.__setattr__(self, "choices", choices)
+
+    @property
+    def cardinality(self) -> int:
+        return len(self.choices)
+
+    def encode(self, value: Any) -> float:
+        for index, choice in enumerate(self.choices):
+            if type(choice) is type(value) and choice == value:
+                return float(index)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            for index, choice in enumerate(self.choices):  # 3 for 3.0, numpy scalars, ...
+                numeric = isinstance(choice, int | float) and not isinstance(choice, bool)
+                if numeric and choice == value:
+                    return float(index)
+        raise ValueError(
+            f"parameter {self.name!r}: {value!r} is not one of the choices {list(self.choices)}"
+        )
+
+    def decode(self, x: float) -> Value:
+        return self.choices[min(max(round(x), 0), len(self.choices) - 1)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "type": "categorical", "choices": list(self.choices)}
+
+
+@dataclass(frozen=True)
+class Continuous:
+    """A real number in ``[low, high]``; ``log=True`` searches uniformly in log space."""
+
+    name: str
+    low: float
+    high: float
+    log: bool = False
+    kind = "continuous"
+
+    def __post_init__(self) -> None:
+        _check_name(self.name)
+        low = _check_number(self.name, "low", self.low)
+        high = _check_number(self.name, "high", self.high)
+        if not low < high:
+            raise ValueError(f"parameter {self.name!r}: low must be < high, got {low} >= {high}")
+        if not isinstance(self.log, bool):
+            raise ValueError(f"parameter {self.name!r}: log must be true or false")
+        if self.log and low <= 0:
+            raise ValueError(
+                f"parameter {self.name!r}: log=True needs a positive range, got low={low}"
+            )
+        object.__setattr__(self, "low", float(low))
+        object.__setattr__(self, "high", float(high))
+
+    def _span(self) -> tuple[float, float]:
+        if self.log:
+            return math.log(self.low), math.log(self.high)
+        return self.low, self.high
+
+    def encode(self, value: Any) -> float:
+        value = _check_number(self.name, "value", value)
+        if not self.low <= value <= self.high:
+            raise ValueError(
+                f"parameter {self.name!r}: {value} is outside [{self.low}, {self.high}]"
+            )
+        lo, hi = self._span()
+        v = math.log(value) if self.log else value
+        return min(max((v - lo) / (hi - lo), 0.0), 1.0)
+
+    def decode(self, x: float) -> float:
+        lo, hi = self._span()
+        v = lo + min(max(x, 0.0), 1.0) * (hi - lo)
+        return min(max(math.exp(v) if self.log else v, self.low), self.high)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "type": "continuous",
+            "low": self.low,
+            "high": self.high,
+            "log": self.log,
+        }
+
+
+@dataclass(frozen=True)
+class Integer:
+    """An integer in ``[low, high]`` (both included), modelled as an ordinal coordinate."""
+
+    name: str
+    low: int
+    high: int
+    kind = "integer"
+
+    def __post_init__(self) -> None:
+        _check_name(self.name)
+        for what in ("low", "high"):
+            value = getattr(self, what)
+            if isinstance(value, bool) or not isinstance(value, int):
+                if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+                    object.__setattr__(self, what, int(value))
+                    continue
+                raise ValueError(
+                    f"parameter {self.name!r}: {what} must be an integer, got {value!r}"
+                )
+        if not self.low < self.high:
+            raise ValueError(
+                f"parameter {self.name!r}: low must be < high, got {self.low} >= {self.high}"
+            )
+
+    @property
+    def cardinality(self) -> int:
+        return self.high - self.low + 1
+
+    def grid(self) -> list[float]:
+        """The encoded values of all integers in the range."""
+        n = self.high - self.low
+        return [i / n for i in range(n + 1)]
+
+    def encode(self, value: Any) -> float:
+        if isinstance(value, bool) or not (
+            isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+        ):
+            raise ValueError(f"parameter {self.name!r}: expected an integer, got {value!r}")
+        if not self.low <= value <= self.high:
+            raise ValueError(
+                f"parameter {self.name!r}: {value} is outside [{self.low}, {self.high}]"
+            )
+        return (int(value) - self.low) / (self.high - self.low)
+
+    def decode(self, x: float) -> int:
+        return self.low + round(min(max(x, 0.0), 1.0) * (self.high - self.low))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "type": "integer", "low": self.low, "high": self.high}
+
+
+Parameter = Binary | Categorical | Continuous | Integer
+_PARAMETER_TYPES: dict[str, type] = {
+    "binary": Binary,
+    "categorical": Categorical,
+    "continuous": Continuous,
+    "integer": Integer,
+}
+_FIELDS = {
+    "binary": {"name", "type"},
+    "categorical": {"name", "type", "choices"},
+    "continuous": {"name", "type", "low", "high", "log"},
+    "integer": {"name", "type", "low", "high"},
+}
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """An ordered collection of named parameters.
+
+    Example:
+        >>> space = SearchSpace([Binary("b0"), Categorical("c", ["x", "y"]),
+        ...                      Continuous("u", 0.0, 1.0), Integer("k", 1, 5)])
+        >>> X = space.encode([{"b0": True, "c": "y", "u": 0.5, "k": 3}])   # 1 x 4 tensor
+        >>> space.decode(X)[0]["c"]
+        'y'
+    """
+
+    parameters: tuple[Parameter, ...]
+    _index: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __init__(self, parameters: Iterable[Parameter]) -> None:
+        if isinstance(parameters, Mapping | str):
+            raise ValueError("parameters must be a list of Binary/Categorical/Continuous/Integer")
+        parameters = tuple(parameters)
+        if not parameters:
+            raise ValueError("a search space needs at least one parameter")
+        seen: set[str] = set()
+        for p in parameters:
+            if not isinstance(p, Binary | Categorical | Continuous | Integer):
+                raise ValueError(
+                    f"{p!r} is not a parameter (use Binary, Categorical, Continuous or Integer)"
+                )
+            if p.name in seen:
+                raise ValueError(f"parameter {p.name!r}: duplicate name")
+            seen.add(p.name)
+        object.__setattr__(self, "parameters", parameters)
+        object.__setattr__(self, "_index", {p.name: i for i, p in enumerate(parameters)})
+
+    # ----------------------------------------------------------------- structure
+    def __len__(self) -> int:
+        return len(self.parameters)
+
+    @property
+    def names(self) -> list[str]:
+        return [p.name for p in self.parameters]
+
+    @property
+    def dim(self) -> int:
+        """Number of columns of the encoding (one per parameter)."""
+        return len(self.parameters)
+
+    def _dims(self, *kinds: str) -> list[int]:
+        return [i for i, p in enumerate(self.parameters) if p.kind in kinds]
+
+    @property
+    def binary_dims(self) -> list[int]:
+        return self._dims("binary")
+
+    @property
+    def categorical_dims(self) -> list[int]:
+        return self._dims("categorical")
+
+    @property
+    def discrete_dims(self) -> list[int]:
+        """Binary and categorical columns: the coordinates of the Hamming embedding."""
+        return self._dims("binary", "categorical")
+
+    @property
+    def continuous_dims(self) -> list[int]:
+        return self._dims("continuous")
+
+    @property
+    def integer_dims(self) -> list[int]:
+        return self._dims("integer")
+
+    @property
+    def ordinal_dims(self) -> list[int]:
+        """Continuous and integer columns, all encoded in ``[0, 1]``."""
+        return self._dims("continuous", "integer")
+
+    @property
+    def cardinalities(self) -> list[int]:
+        """Number of values of each discrete (binary/categorical) parameter, in column order."""
+        return [self.parameters[i].cardinality for i in self.discrete_dims]
+
+    @property
+    def is_discrete(self) -> bool:
+        """True when every parameter takes finitely many values (no continuous parameter)."""
+        return not self.continuous_dims
+
+    @property
+    def cardinality(self) -> float:
+        """Number of distinct configurations (``inf`` with a continuous parameter)."""
+        if not self.is_discrete:
+            return math.inf
+        return float(math.prod(p.cardinality for p in self.parameters))
+
+    @property
+    def bounds(self) -> Tensor:
+        """``2 x dim`` bounds of the encoding."""
+        upper = [
+            p.cardinality - 1 if p.kind == "categorical" else 1.0 for p in self.parameters
+        ]
+        return torch.tensor([[0.0] * self.dim, upper], dtype=DTYPE)
+
+    # ------------------------------------------------------------------ encoding
+    def encode(self, configs: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Tensor:
+        """Encode one configuration (a dict) or a list of them into an ``n x dim`` tensor."""
+        if isinstance(configs, Mapping):
+            configs = [configs]
+        rows = []
+        for config in configs:
+            if not isinstance(config, Mapping):
+                raise ValueError(f"a configuration must be a dict, got {config!r}")
+            missing = [n for n in self.names if n not in config]
+            extra = [k for k in config if k not in self._index]
+            if missing:
+                raise ValueError(f"configuration is missing parameter(s) {missing}")
+            if extra:
+                raise ValueError(f"configuration has unknown parameter(s) {extra}")
+            rows.append([p.encode(config[p.name]) for p in self.parameters])
+        return torch.tensor(rows, dtype=DTYPE).reshape(len(rows), self.dim)
+
+    def decode(self, X: Tensor) -> list[dict[str, Value]]:
+        """Decode an ``n x dim`` (or ``dim``) tensor into a list of configurations."""
+        X = torch.as_tensor(X, dtype=DTYPE)
+        if X.ndim == 1:
+            X = X.unsqueeze(0)
+        if X.ndim != 2 or X.shape[-1] != self.dim:
+            raise ValueError(f"expected an n x {self.dim} tensor, got shape {tuple(X.shape)}")
+        return [
+            {p.name: p.decode(float(v)) for p, v in zip(self.parameters, row.tolist(), strict=True)}
+            for row in X
+        ]
+
+    def round(self, X: Tensor) -> Tensor:
+        """Snap encoded values onto the feasible set (binary/categorical/integer grids)."""
+        X = X.clone()
+        for i, p in enumerate(self.parameters):
+            col = X[..., i].clamp(0.0, float(self.bounds[1, i]))
+            if p.kind in ("binary", "categorical"):
+                col = col.round()
+            elif p.kind == "integer":
+                n = p.high - p.low
+                col = (col * n).round() / n
+            X[..., i] = col
+        return X
+
+    def sample(self, n: int, generator: torch.Generator | None = None) -> Tensor:
+        """Draw ``n`` configurations uniformly at random: an ``n x dim`` tensor."""
+        u = torch.rand(n, self.dim, generator=generator, dtype=DTYPE)
+        X = u.clone()
+        for i, p in enumerate(self.parameters):
+            if p.kind in ("binary", "categorical", "integer"):
+                k = p.cardinality
+                idx = (u[:, i] * k).floor().clamp(max=k - 1)
+                X[:, i] = idx / (k - 1) if p.kind == "integer" else idx
+        return X
+
+    def contains(self, X: Tensor) -> Tensor:
+        """Boolean mask (``n``) of rows that are valid encoded configurations."""
+        X = torch.as_tensor(X, dtype=DTYPE)
+        ok = torch.isfinite(X).all(-1)
+        return ok & (self.round(X.nan_to_num()) == X).all(-1)
+
+    # ---------------------------------------------------------------------- JSON
+    def to_dict(self) -> dict[str, Any]:
+        return {"parameters": [p.to_dict() for p in self.parameters]}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SearchSpace:
+        """Build a space from the documented JSON format (see ``to_dict``)."""
+        if not isinstance(data, Mapping) or "parameters" not in data:
+            raise ValueError('a search space must be an object with a "parameters" list')
+        specs = data["parameters"]
+        if not isinstance(specs, list):
+            raise ValueError('"parameters" must be a list')
+        parameters = []
+        for position, spec in enumerate(specs):
+            if not isinstance(spec, Mapping):
+                raise ValueError(f"parameter #{position} must be an object, got {spec!r}")
+            name = spec.get("name", f"#{position}")
+            kind = spec.get("type")
+            if kind not in _PARAMETER_TYPES:
+                raise ValueError(
+                    f"parameter {name!r}: unknown type {kind!r} "
+                    f"(expected one of {sorted(_PARAMETER_TYPES)})"
+                )
+            unknown = set(spec) - _FIELDS[kind]
+            if unknown:
+                raise ValueError(f"parameter {name!r}: unknown field(s) {sorted(unknown)}")
+            required = _FIELDS[kind] - {"log"}
+            missing = required - set(spec)
+            if missing:
+                raise ValueError(f"parameter {name!r}: missing field(s) {sorted(missing)}")
+            kwargs = {k: v for k, v in spec.items() if k != "type"}
+            try:
+                parameters.append(_PARAMETER_TYPES[kind](**kwargs))
+            except TypeError as err:  # pragma: no cover - guarded by the field checks above
+                raise ValueError(f"parameter {name!r}: {err}") from err
+        return cls(parameters)
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        text = json.dumps(self.to_dict(), indent=2)
+        if path is not None:
+            Path(path).write_text(text + "\n")
+        return text
+
+    @classmethod
+    def from_json(cls, path_or_text: str | Path) -> SearchSpace:
+        """Read a space from a JSON file path (or a JSON string)."""
+        text = str(path_or_text)
+        if not text.lstrip().startswith("{"):
+            try:
+                text = Path(path_or_text).read_text()
+            except OSError as err:
+                raise ValueError(f"cannot read search space file {path_or_text}: {err}") from err
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"search space file is not valid JSON: {err}") from err
+        return cls.from_dict(data)
