@@ -38,6 +38,8 @@ from bodi.dictionaries import Dictionary
 from bodi.models.kernels import HammingEmbeddingKernel
 from bodi.space import SearchSpace
 
+FIT_MAXITER = 100
+
 
 def matern_with_dim_scaled_prior(
     ard_num_dims: int, prior_dims: int, active_dims: list[int] | None = None
@@ -127,12 +129,19 @@ def make_hed_model(
         )
 
 
-def fit_model(model: SingleTaskGP) -> SingleTaskGP:
-    """Fit hyperparameters by maximising the marginal log likelihood (MAP under the priors)."""
+def fit_model(model: SingleTaskGP, maxiter: int | None = FIT_MAXITER) -> SingleTaskGP:
+    """Fit hyperparameters by maximising the marginal log likelihood (MAP under the priors).
+
+    Uses ``fit_gpytorch_mll`` (L-BFGS-B) with at most ``maxiter`` iterations (``None``: scipy's
+    default). With ``m = 128`` ARD lengthscales most of them sit in flat directions of the
+    likelihood, and L-BFGS-B spends >1000 evaluations crawling along them; the cap keeps a fit
+    well under a second (see README, "Speed").
+    """
     mll = ExactMarginalLogLikelihood(model.likelihood, model)
+    kwargs = {} if maxiter is None else {"optimizer_kwargs": {"options": {"maxiter": maxiter}}}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", InputDataWarning)
-        fit_gpytorch_mll(mll)
+        fit_gpytorch_mll(mll, **kwargs)
     model.eval()
     return model
 

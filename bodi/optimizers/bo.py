@@ -35,6 +35,9 @@ class BODi(Optimizer):
         new_dictionary_every_iteration: draw a fresh dictionary per suggestion (paper default);
             ``False`` keeps the first one.
         num_restarts, raw_samples: local-search starts and the random pool they are chosen from.
+        acquisition_optimizer: ``"auto"`` (vectorised local search in fully discrete spaces,
+            BoTorch's ``optimize_acqf_mixed_alternating`` otherwise), ``"local"`` or
+            ``"botorch"``.
         acquisition_options: extra options for ``optimize_acqf_mixed_alternating``.
         ucb_beta: ``beta`` of UCB.
 
@@ -57,6 +60,7 @@ class BODi(Optimizer):
         new_dictionary_every_iteration: bool = True,
         num_restarts: int = 20,
         raw_samples: int = 1024,
+        acquisition_optimizer: str = "auto",
         acquisition_options: dict[str, Any] | None = None,
         ucb_beta: float = 2.0,
     ) -> None:
@@ -87,6 +91,7 @@ class BODi(Optimizer):
         self.new_dictionary_every_iteration = new_dictionary_every_iteration
         self.num_restarts = num_restarts
         self.raw_samples = raw_samples
+        self.acquisition_optimizer = acquisition_optimizer
         self.acquisition_options = dict(acquisition_options or {})
         self.ucb_beta = ucb_beta
         self.model = None
@@ -102,6 +107,7 @@ class BODi(Optimizer):
             "new_dictionary_every_iteration": self.new_dictionary_every_iteration,
             "num_restarts": self.num_restarts,
             "raw_samples": self.raw_samples,
+            "acquisition_optimizer": self.acquisition_optimizer,
             "acquisition_options": self.acquisition_options,
             "ucb_beta": self.ucb_beta,
         }
@@ -155,5 +161,6 @@ class BODi(Optimizer):
             incumbents=X[order],
             num_restarts=self.num_restarts,
             raw_samples=self.raw_samples,
+            method=self.acquisition_optimizer,
             options=self.acquisition_options,
         )

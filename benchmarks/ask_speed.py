@@ -1,0 +1,86 @@
+"""Median seconds of one BODi ``ask()`` (model fit + acquisition optimization).
+
+Usage:
+    python benchmarks/ask_speed.py            # the README table (d=60/n=100 and d=500/n=300)
+    python benchmarks/ask_speed.py --compare  # also: our local search vs BoTorch's optimizer
+
+Each case tells ``n`` random observations of a planted binary problem to a fresh optimizer
+(m = 128, diverse dictionaries), then times ``repeats`` consecutive asks (each followed by its
+tell). Run on an otherwise idle machine; torch uses at most 2 threads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+import warnings
+
+import torch
+
+import bodi
+import bodi.seeding
+from bodi.acquisition import make_acquisition, optimize_acquisition
+from bodi.benchmarks import planted_binary
+from bodi.models.gp import fit_model, make_hed_model
+
+warnings.filterwarnings("ignore")
+
+
+def ask_seconds(d: int, n: int, repeats: int, **options) -> list[float]:
+    problem = planted_binary(d, seed=0)
+    opt = bodi.BODi(problem.space, seed=0, n_init=n, **options)
+    design = opt.ask(n)
+    opt.tell(design, problem.evaluate(design).tolist())
+    seconds = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        x = opt.ask()
+        seconds.append(time.perf_counter() - start)
+        opt.tell(x, problem(x))
+    return seconds
+
+
+def compare_optimizers(d: int, n: int, repeats: int) -> None:
+    """Same fitted model and acquisition: time and best LogEI value of both optimizers."""
+    problem = planted_binary(d, seed=0)
+    opt = bodi.BODi(problem.space, seed=0, n_init=n)
+    design = opt.ask(n)
+    opt.tell(design, problem.evaluate(design).tolist())
+    X, Y = opt.X_completed, opt.Y_completed
+    print(f"\nacquisition optimizers, binary d={d}, n={n} (same model and LogEI per row)")
+    print("| method | median seconds | median best log-EI |\n|---|---|---|")
+    results = {"local": ([], []), "botorch": ([], [])}
+    for rep in range(repeats):
+        model = fit_model(make_hed_model(X, Y, problem.space, opt.make_dictionary()))
+        acq = make_acquisition("logei", model, X, Y)
+        for method, (times, values) in results.items():
+            with bodi.seeding.seeded(rep):
+                start = time.perf_counter()
+                x = optimize_acquisition(acq, problem.space, avoid=X, incumbents=X,
+                                         method=method)
+                times.append(time.perf_counter() - start)
+            with torch.no_grad():
+                values.append(acq(x.unsqueeze(0)).item())
+    for method, (times, values) in results.items():
+        print(f"| {method} | {statistics.median(times):.2f} | {statistics.median(values):.3f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--compare", action="store_true")
+    args = parser.parse_args()
+    torch.set_num_threads(min(2, torch.get_num_threads()))
+    print("| binary d | observations n | m | median seconds per ask | min | max |")
+    print("|---|---|---|---|---|---|")
+    for d, n in [(60, 100), (500, 300)]:
+        s = ask_seconds(d, n, args.repeats)
+        print(f"| {d} | {n} | 128 | {statistics.median(s):.2f} | {min(s):.2f} | {max(s):.2f} |",
+              flush=True)
+    if args.compare:
+        compare_optimizers(60, 100, args.repeats)
+
+
+if __name__ == "__main__":
+    main()

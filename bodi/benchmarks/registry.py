@@ -1,0 +1,81 @@
+"""Benchmark problems by name.
+
+Names: ``labs<N>`` (e.g. ``labs50``), ``maxsat60`` (needs the frb10-6-4.wcnf file: ``wcnf=``),
+``maxsat-random<N>``, ``pest``, ``ackley53``, ``svm53`` (optional ``csv=``),
+``planted-binary<N>``, and any of these followed by ``-shifted``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from bodi.benchmarks.ackley import ackley53
+from bodi.benchmarks.base import Problem
+from bodi.benchmarks.labs import labs
+from bodi.benchmarks.maxsat import maxsat60, random_maxsat
+from bodi.benchmarks.pest import pest
+from bodi.benchmarks.planted import planted_binary
+from bodi.benchmarks.shifted import DEFAULT_SHIFT_SEED, SUFFIX, shifted
+from bodi.benchmarks.svm import svm53
+
+#: Concrete names, each resolvable by :func:`get_problem` (``maxsat60`` needs its data file).
+PROBLEMS: tuple[str, ...] = (
+    "labs50", "maxsat60", "pest", "ackley53", "svm53", "maxsat-random60", "planted-binary20",
+)
+#: Families with a size ``N``.
+PATTERNS: tuple[str, ...] = ("labs<N>", "maxsat-random<N>", "planted-binary<N>")
+
+_FAMILIES: dict[str, tuple[int, Callable[[int], Problem]]] = {
+    "labs": (2, labs),
+    "maxsat-random": (1, random_maxsat),
+    "planted-binary": (1, planted_binary),
+}
+
+
+def _valid_names() -> str:
+    return (
+        ", ".join([*PROBLEMS, *PATTERNS])
+        + f" (any of them may end in {SUFFIX!r})"
+    )
+
+
+def get_problem(
+    name: str,
+    *,
+    wcnf: str | Path | None = None,
+    csv: str | Path | None = None,
+    shift_seed: int = DEFAULT_SHIFT_SEED,
+) -> Problem:
+    """The problem called ``name``; ``wcnf`` is the frb10-6-4 file for ``maxsat60`` (else
+    searched for, see :func:`~bodi.benchmarks.maxsat.find_maxsat60`), ``csv`` the slice
+    localization data for ``svm53`` (else the bundled digits stand-in), ``shift_seed`` the seed
+    of the ``-shifted`` variants."""
+    if not isinstance(name, str):
+        raise ValueError(f"problem name must be a string, got {name!r}")
+    base = name.strip().lower()
+    is_shifted = base.endswith(SUFFIX)
+    if is_shifted:
+        base = base[: -len(SUFFIX)]
+    problem = _base_problem(base, name, wcnf, csv)
+    return shifted(problem, shift_seed) if is_shifted else problem
+
+
+def _base_problem(base: str, name: str, wcnf, csv) -> Problem:
+    if base == "maxsat60":
+        return maxsat60(wcnf)
+    if base == "pest":
+        return pest()
+    if base == "ackley53":
+        return ackley53()
+    if base == "svm53":
+        return svm53(csv)
+    match = re.fullmatch(r"(labs|maxsat-random|planted-binary)(\d+)", base)
+    if match:
+        family, size = match.group(1), int(match.group(2))
+        minimum, factory = _FAMILIES[family]
+        if size < minimum:
+            raise ValueError(f"unknown problem {name!r}: {family}<N> needs N >= {minimum}")
+        return factory(size)
+    raise ValueError(f"unknown problem {name!r}; valid names: {_valid_names()}")

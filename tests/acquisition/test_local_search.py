@@ -1,0 +1,93 @@
+"""Vectorised local search and the acquisition optimizer."""
+
+import pytest
+import torch
+from botorch.acquisition import AcquisitionFunction
+
+from bodi.acquisition import SearchSpaceExhaustedError, optimize_acquisition
+from bodi.acquisition.local_search import NeighbourMoves, local_search, row_keys
+from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
+
+SPACE = SearchSpace(
+    [Binary("a"), Categorical("c", ["x", "y", "z", "w"]), Integer("k", 0, 3), Binary("b")]
+)
+
+
+class NegativeDistance(AcquisitionFunction):
+    """A known acquisition: minus the (index) L1 distance to a target; maximum 0 at target."""
+
+    def __init__(self, target, scale):
+        super().__init__(model=None)
+        self.target, self.scale = target, scale
+        self.X_pending = None
+
+    def forward(self, X):
+        return -((X - self.target) * self.scale).abs().sum(-1).sum(-1)
+
+    def set_X_pending(self, X_pending=None):
+        self.X_pending = X_pending
+
+
+def test_neighbours_change_exactly_one_parameter_by_one_step():
+    moves = NeighbourMoves(SPACE)
+    assert len(moves) == 1 + 3 + 2 + 1
+    X = SPACE.sample(7, generator=torch.Generator().manual_seed(0))
+    neighbours = moves.apply(X)
+    assert neighbours.shape == (7, len(moves), SPACE.dim)
+    assert SPACE.contains(neighbours.reshape(-1, SPACE.dim)).all()
+    changed = (neighbours != X.unsqueeze(1)).sum(-1)
+    assert (changed <= 1).all()  # integer moves at a bound are no-ops
+    categorical = neighbours[:, 1:4, 1]  # the three other values of "c"
+    assert (categorical.sort(-1).values != X[:, 1:2]).all()
+
+
+def test_row_keys_are_equal_exactly_for_equal_rows():
+    X = SPACE.sample(200, generator=torch.Generator().manual_seed(1))
+    keys = row_keys(SPACE, X)
+    same_rows = (X.unsqueeze(1) == X.unsqueeze(0)).all(-1)
+    assert torch.equal(keys.unsqueeze(1) == keys.unsqueeze(0), same_rows)
+
+
+def test_local_search_finds_the_maximum_and_respects_avoid():
+    space = SearchSpace([Binary(f"x{i}") for i in range(40)])
+    target = (torch.arange(40) % 3 == 0).to(torch.float64)
+    acq = NegativeDistance(target, torch.ones(40, dtype=torch.float64))
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        x, value = local_search(acq, space, avoid=torch.empty(0, 40, dtype=torch.float64))
+        assert torch.equal(x, target) and value == 0
+        x2, value2 = local_search(acq, space, avoid=target.unsqueeze(0))
+    assert not torch.equal(x2, target) and value2 == -1  # the best point not avoided
+
+
+def test_optimize_acquisition_batches_are_distinct_and_new():
+    scale = torch.tensor([1.0, 1.0, 3.0, 1.0], dtype=torch.float64)
+    target = torch.tensor([1.0, 2.0, 1 / 3, 0.0], dtype=torch.float64)
+    acq = NegativeDistance(target, scale)
+    avoid = target.unsqueeze(0)
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        X = optimize_acquisition(acq, SPACE, q=5, avoid=avoid)
+    assert X.shape == (5, SPACE.dim)
+    assert len(torch.unique(X, dim=0)) == 5
+    assert not (target == X).all(-1).any()
+    assert SPACE.contains(X).all()
+
+
+def test_exhausted_space_is_reported():
+    space = SearchSpace([Binary("a"), Binary("b")])
+    everything = torch.tensor([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0]], dtype=torch.float64)
+    acq = NegativeDistance(torch.zeros(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64))
+    X = optimize_acquisition(acq, space, avoid=everything)
+    assert torch.equal(X, torch.tensor([[1.0, 1.0]], dtype=torch.float64))
+    with pytest.raises(SearchSpaceExhaustedError):
+        optimize_acquisition(acq, space, avoid=torch.cat([everything, X]))
+
+
+def test_method_choice_is_validated():
+    mixed = SearchSpace([Binary("a"), Continuous("u", 0, 1)])
+    acq = NegativeDistance(torch.zeros(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64))
+    with pytest.raises(ValueError, match="continuous"):
+        optimize_acquisition(acq, mixed, method="local")
+    with pytest.raises(ValueError, match="unknown"):
+        optimize_acquisition(acq, mixed, method="annealing")

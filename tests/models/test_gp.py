@@ -1,0 +1,97 @@
+"""The HED kernel and the GP built on it."""
+
+import pytest
+import torch
+from botorch.models import SingleTaskGP
+
+from bodi.dictionaries import make_dictionary
+from bodi.models.gp import HEDSingleTaskGP, fit_model, lengthscales, make_hed_model
+from bodi.models.kernels import HammingEmbeddingKernel
+from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
+
+MIXED = SearchSpace(
+    [Binary("b0"), Binary("b1"), Categorical("c", ["x", "y", "z"]), Continuous("u", 0.0, 2.0),
+     Integer("k", 0, 4), Binary("b2")]
+)
+
+
+def _data(space, n=12, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    X = space.sample(n, generator=g)
+    Y = torch.sin(3 * X.sum(-1, keepdim=True)) + 0.1 * X[:, :1]
+    return X, Y
+
+
+def test_kernel_is_a_matern_of_the_normalised_embedding():
+    dictionary = make_dictionary("diverse", 16, MIXED.cardinalities, seed=1)
+    model = make_hed_model(*_data(MIXED), MIXED, dictionary)
+    kernel = next(k for k in model.covar_module.kernels if isinstance(k, HammingEmbeddingKernel))
+    X = MIXED.sample(5, generator=torch.Generator().manual_seed(3))
+    Z = X[:, MIXED.discrete_dims]
+    direct = (dictionary.rows.unsqueeze(0) != Z.unsqueeze(1)).sum(-1) / len(MIXED.discrete_dims)
+    torch.testing.assert_close(kernel.embed(Z), direct.to(Z))
+    with torch.no_grad():
+        K = kernel(X, X).to_dense()
+        expected = kernel.base_kernel(direct.to(X), direct.to(X)).to_dense()
+    torch.testing.assert_close(K, expected)
+
+
+def test_covariance_is_positive_semidefinite_and_depends_on_all_parameter_kinds():
+    dictionary = make_dictionary("diverse", 32, MIXED.cardinalities, seed=2)
+    model = make_hed_model(*_data(MIXED), MIXED, dictionary)
+    X = MIXED.sample(30, generator=torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        K = model.covar_module(X).to_dense()
+        assert torch.linalg.eigvalsh(K).min() > -1e-8
+        for column in range(MIXED.dim):  # changing any one parameter changes the covariance
+            Y = X.clone()
+            Y[0, column] = 1.0 if Y[0, column] == 0 else 0.0
+            assert not torch.allclose(model.covar_module(Y).to_dense()[0, 1:], K[0, 1:])
+
+
+def test_flat_posterior_equals_singletaskgp_posterior():
+    dictionary = make_dictionary("diverse", 24, MIXED.cardinalities, seed=5)
+    model = fit_model(make_hed_model(*_data(MIXED, n=20), MIXED, dictionary), maxiter=20)
+    X = MIXED.sample(40, generator=torch.Generator().manual_seed(6)).unsqueeze(-2)
+    with torch.no_grad():
+        ours = model.posterior(X)
+        reference = SingleTaskGP.posterior(model, X)
+    assert ours.mean.shape == reference.mean.shape == (40, 1, 1)
+    torch.testing.assert_close(ours.mean, reference.mean)
+    torch.testing.assert_close(ours.variance, reference.variance)
+    batch = MIXED.sample(6, generator=torch.Generator().manual_seed(7)).view(3, 2, -1)
+    with torch.no_grad():  # q > 1 goes through the parent implementation
+        torch.testing.assert_close(
+            model.posterior(batch).mean, SingleTaskGP.posterior(model, batch).mean
+        )
+
+
+def test_fit_improves_marginal_likelihood_and_reports_lengthscales():
+    from gpytorch.mlls import ExactMarginalLogLikelihood
+
+    space = SearchSpace([Binary(f"x{i}") for i in range(12)])
+    X, _ = _data(space, n=30)
+    Y = X[:, :3].sum(-1, keepdim=True)
+    model = make_hed_model(X, Y, space, make_dictionary("diverse", 20, [2] * 12, seed=0))
+    mll = ExactMarginalLogLikelihood(model.likelihood, model)
+
+    def loss():
+        model.train()
+        with torch.no_grad():
+            return -mll(model(X), model.train_targets).item()
+
+    before = loss()
+    fit_model(model)
+    assert loss() < before
+    scales = lengthscales(model)
+    assert scales["embedding"].shape == (20,) and "ordinal" not in scales
+
+
+def test_model_without_discrete_parameters_and_dictionary_checks():
+    space = SearchSpace([Continuous("u", 0, 1), Integer("k", 1, 3)])
+    model = make_hed_model(*_data(space), space, None)
+    assert isinstance(model, HEDSingleTaskGP)
+    with pytest.raises(ValueError, match="needs a dictionary"):
+        make_hed_model(*_data(MIXED), MIXED, None)
+    with pytest.raises(ValueError, match="columns"):
+        make_hed_model(*_data(MIXED), MIXED, make_dictionary("diverse", 4, [2, 2], seed=0))

@@ -1,0 +1,184 @@
+"""BODi end to end: planted problems, determinism, the ask/tell contract."""
+
+import itertools
+import math
+
+import pytest
+import torch
+
+import bodi
+from bodi.acquisition import SearchSpaceExhaustedError
+from bodi.benchmarks import planted_binary, planted_categorical, planted_mixed
+from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
+
+
+def _best_so_far(result):
+    values = [t.value if t.state == "complete" else math.inf for t in result.history]
+    return list(itertools.accumulate(values, min))
+
+
+def test_finds_planted_binary_optimum_within_60_evaluations():
+    problem = planted_binary(20, seed=0)
+    hidden = problem.space.encode(problem.optimal_params)[0]
+    assert 0 < hidden.sum() < 20  # the optimum is a random bit string, not a corner
+    result = bodi.minimize(problem, problem.space, budget=60, seed=0)
+    assert result.best_value == 0.0
+    assert result.best_params == problem.optimal_params
+
+
+@pytest.mark.parametrize(
+    "make_problem, budget",
+    [
+        (lambda: planted_categorical(12, 4, seed=1), 50),
+        (lambda: planted_mixed(8, 4, 2, seed=1), 40),
+    ],
+    ids=["categorical", "mixed"],
+)
+def test_beats_random_search_with_the_same_budget(make_problem, budget):
+    problem = make_problem()
+    ours, theirs = [], []
+    for seed in range(2):
+        ours.append(bodi.minimize(problem, problem.space, budget=budget, seed=seed,
+                                  n_init=10).best_value)
+        random = bodi.RandomSearch(problem.space, seed=seed)
+        theirs.append(bodi.minimize(problem, problem.space, budget=budget,
+                                    optimizer=random).best_value)
+    assert sum(ours) < sum(theirs), (ours, theirs)
+    assert max(ours) < min(theirs), (ours, theirs)
+
+
+def test_same_seed_gives_identical_histories():
+    problem = planted_mixed(6, 3, 1, seed=2)
+
+    def run(seed):
+        result = bodi.minimize(problem, problem.space, budget=16, seed=seed, n_init=8)
+        return [(t.params, t.value) for t in result.history]
+
+    first = run(0)
+    assert first == run(0)
+    assert first != run(1)
+
+
+def test_ask_tell_batches_pending_points_and_no_repeats():
+    space = SearchSpace([Binary(f"b{i}") for i in range(6)] + [Integer("k", 0, 2)])
+    opt = bodi.BODi(space, seed=3, n_init=5, dictionary_size=16)
+    f = lambda c: sum(c[f"b{i}"] for i in range(6)) + (c["k"] - 1) ** 2  # noqa: E731
+    seen = []
+    first = opt.ask(4)  # initial design
+    assert isinstance(first, list) and len(first) == 4
+    opt.tell(first, [f(c) for c in first])
+    while len(seen) + 4 < 30:
+        batch = opt.ask(3)
+        pending = opt.ask()  # asked while the batch is still pending
+        assert isinstance(pending, dict)
+        opt.tell([*batch, pending], [f(c) for c in [*batch, pending]])
+        seen = [t.params for t in opt.trials]
+    keys = [tuple(sorted(p.items())) for p in seen]
+    assert len(keys) == len(set(keys))  # never the same point twice in a discrete space
+    assert all(t.state == "complete" for t in opt.trials)
+    params, value = opt.best
+    assert value == min(t.value for t in opt.trials) and f(params) == value
+
+
+def test_maximize_direction_and_ucb():
+    problem = planted_binary(10, seed=4)
+    neg = lambda c: -problem(c)  # noqa: E731
+    result = bodi.minimize(neg, problem.space, budget=30, seed=0, direction="maximize",
+                           acquisition="ucb", n_init=10)
+    assert result.best_value == max(t.value for t in result.history)
+    assert result.best_value >= -1.0
+
+
+@pytest.mark.parametrize("dictionary", ["diverse", "wavelet", "naive", "gaussian"])
+def test_every_dictionary_runs(dictionary):
+    problem = planted_binary(12, seed=5)
+    result = bodi.minimize(problem, problem.space, budget=14, seed=0, n_init=10,
+                           dictionary=dictionary, dictionary_size=32)
+    assert len(result.history) == 14
+
+
+def test_mixed_space_with_botorch_optimizer_and_batch():
+    space = SearchSpace([Binary("b0"), Binary("b1"), Categorical("c", ["p", "q", "r"]),
+                         Continuous("lr", 1e-4, 1e-1, log=True), Integer("k", 1, 30)])
+    opt = bodi.BODi(space, seed=0, n_init=6, dictionary_size=16, num_restarts=4,
+                    raw_samples=64)
+
+    def f(c):
+        return (math.log10(c["lr"]) + 2) ** 2 + (c["k"] - 20) ** 2 / 100 + c["b0"] + (c["c"] != "q")
+
+    for _ in range(3):
+        xs = opt.ask(3)
+        for x in xs:
+            assert 1e-4 <= x["lr"] <= 1e-1 and isinstance(x["k"], int) and x["c"] in "pqr"
+        opt.tell(xs, [f(x) for x in xs])
+    assert len(opt.trials) == 9
+
+
+def test_tell_validates_values_and_records_failures():
+    space = SearchSpace([Binary("a"), Binary("b"), Binary("c")])
+    opt = bodi.BODi(space, seed=0, n_init=2)
+    x = opt.ask()
+    with pytest.raises(ValueError, match="real number"):
+        opt.tell(x, "3.0")
+    with pytest.raises(ValueError, match="single number"):
+        opt.tell(x, torch.ones(2))
+    with pytest.raises(ValueError, match="values"):
+        opt.tell([x], [1.0, 2.0])
+    with pytest.raises(ValueError, match="unknown parameter"):
+        opt.tell({"a": True, "b": False, "c": True, "d": 1}, 1.0)
+    with pytest.warns(UserWarning):
+        trial = opt.tell(x, float("nan"))
+    assert trial.state == "failed" and "nan" in trial.message
+    assert opt.best is None
+    # failed points are never proposed again, and the run goes on
+    for _ in range(6):
+        y = opt.ask()
+        assert y != x
+        opt.tell(y, float(sum(y.values())))
+    assert len([t for t in opt.trials if t.state == "complete"]) == 6
+
+
+def test_small_space_is_exhausted_cleanly():
+    space = SearchSpace([Binary("a"), Categorical("c", [1, 2])])
+    opt = bodi.BODi(space, seed=0, n_init=2, dictionary_size=4)
+    for _ in range(4):
+        x = opt.ask()
+        opt.tell(x, float(x["a"]) + x["c"])
+    assert len({tuple(t.params.items()) for t in opt.trials}) == 4
+    with pytest.raises(SearchSpaceExhaustedError):
+        opt.ask()
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"dictionary_size": 0}, "dictionary_size"),
+        ({"dictionary": "hadamard"}, "unknown dictionary"),
+        ({"n_init": 0}, "n_init"),
+        ({"acquisition": "pi"}, "unknown acquisition"),
+        ({"direction": "up"}, "direction"),
+        ({"seed": 1.5}, "seed"),
+    ],
+)
+def test_invalid_settings(kwargs, match):
+    space = SearchSpace([Binary("a"), Binary("b")])
+    with pytest.raises(ValueError, match=match):
+        bodi.BODi(space, **kwargs)
+
+
+def test_wavelet_dictionary_rejects_categorical_space():
+    space = SearchSpace([Binary("a"), Categorical("c", ["x", "y", "z"])])
+    with pytest.raises(ValueError, match="binary variables only"):
+        bodi.BODi(space, dictionary="wavelet")
+
+
+def test_initial_design_is_shared_and_uses_all_sparsity_levels():
+    from bodi.initial_design import initial_design
+
+    space = SearchSpace([Binary(f"b{i}") for i in range(30)] + [Continuous("u", 0, 1)])
+    design = initial_design(space, 40, seed=7)
+    assert torch.equal(design, initial_design(space, 40, seed=7))
+    ones = design[:, :30].sum(-1)
+    assert ones.min() >= 1 and ones.max() <= 29 and ones.std() > 5
+    opt = bodi.BODi(space, seed=7, n_init=40)
+    assert torch.equal(space.encode(opt.ask(40)), design)
