@@ -217,6 +217,7 @@ def _satisfier(n_vars: int, clauses: Sequence[Sequence[int]]):
         torch.tensor([rows, cols], dtype=torch.long).reshape(2, -1),
         torch.tensor(values, dtype=DTYPE),
         (len(clauses), n_vars),
+        check_invariants=True,
     ).coalesce()
 
     def evaluate(X: Tensor) -> Tensor:
