@@ -24,7 +24,6 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check bodi tests benchmarks
-	$(BIN)/ruff format --check bodi tests benchmarks
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/ask_speed.py

@@ -82,10 +82,14 @@ def diverse_random_categorical(
     # theta ~ Dirichlet(1, ..., 1): normalised exponentials.
     theta = -torch.log(torch.rand(m, tau_max, generator=g, dtype=DTYPE).clamp_min(1e-300))
     theta = theta / theta.sum(-1, keepdim=True)
-    # A random permutation of the tau_max weights per (row, variable); keep the first tau_j.
+    # Per (row, variable) a random subset of tau_j of the tau_max weights, kept in theta's order:
+    # value k of every variable takes the k-th chosen weight, so a row whose theta is peaked
+    # favours low-index values across all variables (the categorical analogue of a sparse row).
     perm = torch.rand(m, d, tau_max, generator=g, dtype=DTYPE).argsort(-1)
-    weights = torch.gather(theta.unsqueeze(1).expand(m, d, tau_max), -1, perm)
     keep = torch.arange(tau_max) < torch.tensor(cards).unsqueeze(-1)  # d x tau_max
+    chosen = perm.masked_fill(~keep, tau_max).sort(-1).values  # chosen indices first, sorted
+    chosen = chosen.clamp(max=tau_max - 1)  # masked slots are zeroed below
+    weights = torch.gather(theta.unsqueeze(1).expand(m, d, tau_max), -1, chosen)
     weights = weights * keep
     weights = weights / weights.sum(-1, keepdim=True)
     draws = torch.multinomial(weights.reshape(m * d, tau_max), 1, generator=g)
@@ -97,17 +101,18 @@ def binary_wavelet_matrix(n: int) -> Tensor:
 
     ``B_n = [[Gamma, Delta], [Delta^T, Lambda]]`` with ``Gamma = [[1, 1], [1, not B_{n-4}]]``,
     ``Delta`` two columns ``1, 0, 1, 0, ...`` and ``Lambda = [[1, 1], [1, 0]]``.
+
+    The recursion also covers ``n = 4`` (``Gamma`` all ones), giving second row ``[1, 1, 0, 0]``
+    as in the authors' code; the paper's printed base case ``[1, 0, 0, 0]`` disagrees with its
+    own recursion (both versions are full rank).
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 2 or n % 2:
         raise ValueError(f"the binary wavelet matrix needs an even size >= 2, got {n!r}")
     if n == 2:
         return torch.tensor([[1.0, 1.0], [1.0, 0.0]], dtype=DTYPE)
-    if n == 4:
-        return torch.tensor(
-            [[1, 1, 1, 1], [1, 0, 0, 0], [1, 0, 1, 1], [1, 0, 1, 0]], dtype=DTYPE
-        )
     B = torch.ones(n, n, dtype=DTYPE)
-    B[2 : n - 2, 2 : n - 2] = 1.0 - binary_wavelet_matrix(n - 4)
+    if n > 4:
+        B[2 : n - 2, 2 : n - 2] = 1.0 - binary_wavelet_matrix(n - 4)
     alternating = (torch.arange(n - 2) % 2 == 0).to(DTYPE)  # 1, 0, 1, 0, ...
     B[: n - 2, n - 2 :] = alternating.unsqueeze(-1)
     B[n - 2 :, : n - 2] = alternating.unsqueeze(0)

@@ -37,7 +37,7 @@ def initial_design(space: SearchSpace, n: int, seed: int) -> Tensor:
         X = space.round(X)
     if space.is_discrete:
         X = _redraw_duplicates(space, X, g)
-    return X
+    return space.canonicalize(X) if n else X
 
 
 def _redraw_duplicates(space: SearchSpace, X: Tensor, g: torch.Generator) -> Tensor:

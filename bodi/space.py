@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -41,12 +43,21 @@ def _check_name(name: Any) -> str:
     return name
 
 
+def _is_real(value: Any) -> bool:
+    """A real number that is not a bool (Python or NumPy scalars)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+
+
 def _check_number(name: str, what: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if not _is_real(value):
         raise ValueError(f"parameter {name!r}: {what} must be a number, got {value!r}")
-    if not math.isfinite(value):
+    try:
+        number = float(value)
+    except OverflowError:
+        raise ValueError(f"parameter {name!r}: {what} is too large, got {value!r}") from None
+    if not math.isfinite(number):
         raise ValueError(f"parameter {name!r}: {what} must be finite, got {value!r}")
-    return value
+    return number
 
 
 @dataclass(frozen=True)
@@ -64,7 +75,7 @@ class Binary:
         return 2
 
     def encode(self, value: Any) -> float:
-        if isinstance(value, bool) or (isinstance(value, int | float) and value in (0, 1)):
+        if isinstance(value, bool | np.bool_) or (_is_real(value) and value in (0, 1)):
             return float(value)
         raise ValueError(f"parameter {self.name!r}: expected a bool (or 0/1), got {value!r}")
 
@@ -111,10 +122,9 @@ class Categorical:
         for index, choice in enumerate(self.choices):
             if type(choice) is type(value) and choice == value:
                 return float(index)
-        if isinstance(value, int | float) and not isinstance(value, bool):
+        if _is_real(value):
             for index, choice in enumerate(self.choices):  # 3 for 3.0, numpy scalars, ...
-                numeric = isinstance(choice, int | float) and not isinstance(choice, bool)
-                if numeric and choice == value:
+                if _is_real(choice) and choice == value:
                     return float(index)
         raise ValueError(
             f"parameter {self.name!r}: {value!r} is not one of the choices {list(self.choices)}"
@@ -143,6 +153,8 @@ class Continuous:
         high = _check_number(self.name, "high", self.high)
         if not low < high:
             raise ValueError(f"parameter {self.name!r}: low must be < high, got {low} >= {high}")
+        if not math.isfinite(high - low):
+            raise ValueError(f"parameter {self.name!r}: the range [{low}, {high}] is too wide")
         if not isinstance(self.log, bool):
             raise ValueError(f"parameter {self.name!r}: log must be true or false")
         if self.log and low <= 0:
@@ -195,16 +207,25 @@ class Integer:
         _check_name(self.name)
         for what in ("low", "high"):
             value = getattr(self, what)
-            if isinstance(value, bool) or not isinstance(value, int):
-                if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-                    object.__setattr__(self, what, int(value))
-                    continue
+            integral = isinstance(value, numbers.Integral) and not isinstance(
+                value, bool | np.bool_
+            )
+            if integral or (
+                isinstance(value, float) and math.isfinite(value) and value.is_integer()
+            ):
+                object.__setattr__(self, what, int(value))
+            else:
                 raise ValueError(
                     f"parameter {self.name!r}: {what} must be an integer, got {value!r}"
                 )
         if not self.low < self.high:
             raise ValueError(
                 f"parameter {self.name!r}: low must be < high, got {self.low} >= {self.high}"
+            )
+        if self.high - self.low > 2**52:
+            raise ValueError(
+                f"parameter {self.name!r}: the range [{self.low}, {self.high}] is too wide "
+                "(at most 2**52 values)"
             )
 
     @property
@@ -217,9 +238,8 @@ class Integer:
         return [i / n for i in range(n + 1)]
 
     def encode(self, value: Any) -> float:
-        if isinstance(value, bool) or not (
-            isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-        ):
+        integral = isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_)
+        if not (integral or (isinstance(value, float) and value.is_integer())):
             raise ValueError(f"parameter {self.name!r}: expected an integer, got {value!r}")
         if not self.low <= value <= self.high:
             raise ValueError(
@@ -379,6 +399,14 @@ class SearchSpace:
             for row in X
         ]
 
+    def canonicalize(self, X: Tensor) -> Tensor:
+        """``encode(decode(X))``: the exact encoding of the configurations ``X`` stands for.
+
+        Continuous values can change in the last bits on the way through the user's units;
+        storing the canonical rows makes a told configuration match its asked row exactly.
+        """
+        return self.encode(self.decode(X))
+
     def round(self, X: Tensor) -> Tensor:
         """Snap encoded values onto the feasible set (binary/categorical/integer grids)."""
         X = X.clone()
@@ -427,7 +455,7 @@ class SearchSpace:
                 raise ValueError(f"parameter #{position} must be an object, got {spec!r}")
             name = spec.get("name", f"#{position}")
             kind = spec.get("type")
-            if kind not in _PARAMETER_TYPES:
+            if not isinstance(kind, str) or kind not in _PARAMETER_TYPES:
                 raise ValueError(
                     f"parameter {name!r}: unknown type {kind!r} "
                     f"(expected one of {sorted(_PARAMETER_TYPES)})"
@@ -463,6 +491,6 @@ class SearchSpace:
                 raise ValueError(f"cannot read search space file {path_or_text}: {err}") from err
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as err:
+        except (json.JSONDecodeError, RecursionError) as err:
             raise ValueError(f"search space file is not valid JSON: {err}") from err
         return cls.from_dict(data)

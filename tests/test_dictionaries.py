@@ -127,12 +127,6 @@ def test_diverse_categorical_columns_use_every_value():
         assert set(rows[:, j].tolist()) == set(map(float, range(tau))), (j, tau)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: dictionaries.py:86-87 draws a fresh random permutation of theta per (row, "
-    "variable), so theta has no effect and 'diverse' categorical rows are distributed exactly "
-    "like 'naive' ones (every entry i.i.d. uniform)",
-)
 def test_diverse_categorical_rows_concentrate_more_than_naive_ones():
     """Alg. 3 draws every entry of a row from one theta ~ U(simplex): rows reuse a few heavy
     values (like the binary rows' spread of densities); naive rows are uniform per entry."""
@@ -183,11 +177,6 @@ def test_wavelet_matrix_base_case_b2():
     assert binary_wavelet_matrix(2).tolist() == [[1.0, 1.0], [1.0, 0.0]]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: dictionaries.py:107 hard-codes B_4[1] = [1, 0, 0, 0]; Algorithm 4 (and the "
-    "docstring's own recursion, Gamma = ones for n = 4) gives [1, 1, 0, 0]",
-)
 def test_wavelet_matrix_base_case_b4():
     assert binary_wavelet_matrix(4).tolist() == [
         [1.0, 1.0, 1.0, 1.0],
@@ -197,12 +186,9 @@ def test_wavelet_matrix_base_case_b4():
     ]
 
 
-_B4_BUG = pytest.mark.xfail(strict=True, reason="inherits the wrong B_4 base case (see above)")
-
-
 @pytest.mark.parametrize(
     "n",
-    [2, 6, 10, 14, 18, 30] + [pytest.param(n, marks=_B4_BUG) for n in (4, 8, 12, 16, 32, 64)],
+    [2, 4, 6, 8, 10, 12, 14, 16, 18, 30, 32, 64],
 )
 def test_wavelet_matrix_follows_the_documented_recursion(n):
     assert binary_wavelet_matrix(n).long().tolist() == _wavelet_reference(n)

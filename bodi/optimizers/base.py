@@ -126,8 +126,8 @@ class Optimizer(ABC):
         seconds = (time.perf_counter() - start) / count
         if X.shape != (count, self.space.dim):
             raise RuntimeError(f"{type(self).__name__} suggested shape {tuple(X.shape)}")
+        X = self.space.canonicalize(X)  # exactly what tell() will encode
         configs = self.space.decode(X)
-        X = self.space.encode(configs)  # canonical: exactly what tell() will encode
         for x, params in zip(X, configs, strict=True):
             number = len(self.trials)
             self.trials.append(Trial(number, params, x.clone(), suggest_seconds=seconds))

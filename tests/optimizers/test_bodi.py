@@ -182,3 +182,15 @@ def test_initial_design_is_shared_and_uses_all_sparsity_levels():
     assert ones.min() >= 1 and ones.max() <= 29 and ones.std() > 5
     opt = bodi.BODi(space, seed=7, n_init=40)
     assert torch.equal(space.encode(opt.ask(40)), design)
+
+
+def test_initial_design_points_are_issued_once_with_awkward_bounds():
+    space = SearchSpace([Binary("b"), Continuous("x", -3.7, 11.3), Continuous("y", 0.3, 7.1,
+                                                                          log=True)])
+    opt = bodi.BODi(space, seed=0, n_init=6, dictionary_size=8, num_restarts=2,
+                    raw_samples=32)
+    first = opt.ask(3)
+    opt.tell(first, [1.0, 2.0, 3.0])
+    second = opt.ask(3)
+    assert all(x not in first for x in second)
+    assert opt._unused_design_points().shape[0] == 0
