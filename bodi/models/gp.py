@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import warnings
 
+import torch
 from botorch.acquisition.objective import PosteriorTransform
 from botorch.exceptions.warnings import InputDataWarning
 from botorch.fit import fit_gpytorch_mll
@@ -32,6 +33,7 @@ from gpytorch.kernels import Kernel, MaternKernel, ProductKernel
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from gpytorch.priors import LogNormalPrior
 from linear_operator.operators import DiagLinearOperator
+from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
 from bodi.dictionaries import Dictionary
@@ -39,6 +41,7 @@ from bodi.models.kernels import HammingEmbeddingKernel
 from bodi.space import SearchSpace
 
 FIT_MAXITER = 100
+MIN_VARIANCE = 1e-10  # GPyTorch's floor for float64 predictive variances
 
 
 def matern_with_dim_scaled_prior(
@@ -81,10 +84,32 @@ class HEDSingleTaskGP(SingleTaskGP):
 
     Acquisition optimization evaluates ``b x 1 x dim`` inputs (``b`` independent points).
     GPyTorch would treat them as ``b`` separate problems and rebuild the ``n`` training inputs in
-    every one of them; here they are stacked into one ``b x dim`` input, and only the marginal
-    means and variances (all a ``q = 1`` acquisition function uses) are kept. The values equal
-    ``SingleTaskGP.posterior`` (tested); batches with ``q > 1`` use the parent implementation.
+    every one of them, and a flat ``b x dim`` call would build the ``b x b`` test covariance.
+    Here only what a ``q = 1`` acquisition function uses is computed, for all points at once:
+
+        mean = m + k_*^T alpha,      var = k(x, x) - ||L^{-1} k_*||^2,
+
+    with ``L L^T = K + sigma^2 I`` and ``alpha = (K + sigma^2 I)^{-1} (y - m)`` cached after the
+    fit. Values equal ``SingleTaskGP.posterior`` (tested); ``q > 1`` uses the parent method.
     """
+
+    _marginal_cache: tuple[Tensor, Tensor] | None = None
+
+    def train(self, mode: bool = True) -> HEDSingleTaskGP:
+        self._marginal_cache = None  # hyperparameters or data may change
+        return super().train(mode)
+
+    def _cache(self) -> tuple[Tensor, Tensor]:
+        if self._marginal_cache is None:
+            with torch.no_grad():
+                X = self.train_inputs[0]
+                K = self.covar_module(X).to_dense()
+                noise = self.likelihood.noise.reshape(-1).expand(K.shape[-1])
+                L = psd_safe_cholesky(K + torch.diag_embed(noise))
+                residual = (self.train_targets - self.mean_module(X)).unsqueeze(-1)
+                alpha = torch.cholesky_solve(residual, L).squeeze(-1)
+            self._marginal_cache = (L, alpha)
+        return self._marginal_cache
 
     def posterior(
         self,
@@ -97,11 +122,21 @@ class HEDSingleTaskGP(SingleTaskGP):
             observation_noise is not False
         ):
             return super().posterior(X, output_indices, observation_noise, posterior_transform)
+        self.eval()
+        L, alpha = self._cache()
+        flat = X.reshape(-1, X.shape[-1])
+        k_star = self.covar_module(flat, self.train_inputs[0]).to_dense()  # N x n
+        mean = self.mean_module(flat) + k_star @ alpha
+        v = torch.linalg.solve_triangular(L, k_star.transpose(-1, -2), upper=False)
+        prior_variance = self.covar_module(flat, diag=True)
+        variance = (prior_variance - v.pow(2).sum(-2)).clamp_min(MIN_VARIANCE)
         batch = X.shape[:-2]
-        flat = super().posterior(X.reshape(-1, X.shape[-1]))
-        mean = flat.mean.reshape(*batch, 1)
-        variance = flat.variance.reshape(*batch, 1)
-        posterior = GPyTorchPosterior(MultivariateNormal(mean, DiagLinearOperator(variance)))
+        mvn = MultivariateNormal(
+            mean.reshape(*batch, 1), DiagLinearOperator(variance.reshape(*batch, 1))
+        )
+        posterior = GPyTorchPosterior(mvn)
+        if hasattr(self, "outcome_transform"):
+            posterior = self.outcome_transform.untransform_posterior(posterior, X=X)
         if posterior_transform is not None:
             return posterior_transform(posterior=posterior, X=X)
         return posterior

@@ -194,3 +194,14 @@ def test_initial_design_points_are_issued_once_with_awkward_bounds():
     second = opt.ask(3)
     assert all(x not in first for x in second)
     assert opt._unused_design_points().shape[0] == 0
+
+
+def test_botorch_acquisition_optimizer_in_a_discrete_space_never_repeats():
+    space = SearchSpace([Binary(f"b{i}") for i in range(5)] + [Categorical("c", ["x", "y"])])
+    opt = bodi.BODi(space, seed=1, n_init=4, dictionary_size=16, acquisition_optimizer="botorch",
+                    num_restarts=4, raw_samples=64)
+    for _ in range(16):
+        x = opt.ask()
+        opt.tell(x, float(sum(x[f"b{i}"] for i in range(5)) + (x["c"] == "x")))
+    keys = {tuple(t.params.items()) for t in opt.trials}
+    assert len(keys) == 16
