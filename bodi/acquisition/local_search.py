@@ -20,6 +20,11 @@ from torch import Tensor
 from bodi.space import DTYPE, SearchSpace
 
 HASH_SEED = 0x5EED
+NUM_SPRAY_CENTERS = 5  # spray starts: neighbours of this many best points
+
+
+class SearchSpaceExhaustedError(RuntimeError):
+    """Every configuration of a finite search space has been evaluated or is pending."""
 
 
 class NeighbourMoves:
@@ -86,7 +91,7 @@ def local_search(
     incumbents: Tensor | None = None,
     num_restarts: int = 20,
     raw_samples: int = 1024,
-    num_spray_centers: int = 5,
+    num_spray_centers: int = NUM_SPRAY_CENTERS,
     max_steps: int = 50,
     batch_limit: int = 16384,
 ) -> tuple[Tensor, Tensor]:
@@ -108,8 +113,6 @@ def local_search(
     Raises:
         SearchSpaceExhaustedError: if no point outside ``avoid`` is found.
     """
-    from bodi.acquisition.optimize import SearchSpaceExhaustedError
-
     moves = NeighbourMoves(space)
     avoid_keys = row_keys(space, avoid)
 

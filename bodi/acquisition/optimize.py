@@ -18,14 +18,12 @@ from botorch.acquisition import AcquisitionFunction
 from botorch.optim.optimize_mixed import optimize_acqf_mixed_alternating
 from torch import Tensor
 
-from bodi.acquisition.local_search import local_search
+from bodi.acquisition.local_search import (
+    NUM_SPRAY_CENTERS,
+    SearchSpaceExhaustedError,
+    local_search,
+)
 from bodi.space import SearchSpace
-
-NUM_SPRAY_CENTERS = 5
-
-
-class SearchSpaceExhaustedError(RuntimeError):
-    """Every configuration of a finite search space has been evaluated or is pending."""
 
 
 def _matches(X: Tensor, avoid: Tensor) -> Tensor:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from bodi.acquisition.optimize import SearchSpaceExhaustedError
+from bodi.acquisition.local_search import SearchSpaceExhaustedError
 from bodi.optimizers.base import Optimizer
 from bodi.space import SearchSpace
 
