@@ -1,4 +1,5 @@
-# bodi: `make run` sets up and runs the demo study; `make test` sets up and runs the tests.
+# bodi: `make run` sets up and runs the default benchmark study; `make test` sets up and runs
+# the tests.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -16,7 +17,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/bodi demo
+	$(BIN)/bodi bench --out results
 
 test: $(STAMP)
 	$(BIN)/ruff check bodi tests benchmarks

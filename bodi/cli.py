@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import torch
 
@@ -48,6 +49,72 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+DEFAULT_PROBLEMS = "labs50,maxsat60-shifted"
+
+
+def _default_problems() -> str:
+    """The README's default study; without the MaxSAT file, its seeded random stand-in."""
+    from bodi.benchmarks.maxsat import find_maxsat60
+
+    try:
+        find_maxsat60(None)
+    except FileNotFoundError:
+        print("frb10-6-4.wcnf not found: using maxsat-random60-shifted instead of "
+              "maxsat60-shifted (pass --wcnf PATH for the paper's instance)")
+        return "labs50,maxsat-random60-shifted"
+    return DEFAULT_PROBLEMS
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from bodi.experiments.analysis import plot_results, report
+    from bodi.experiments.runner import expand_seeds, run_benchmark
+
+    problems = args.problems or (DEFAULT_PROBLEMS if args.wcnf else _default_problems())
+    start = time.perf_counter()
+    store = run_benchmark(
+        [p.strip() for p in problems.split(",") if p.strip()],
+        [m.strip() for m in _split_methods(args.methods)],
+        expand_seeds(args.seeds),
+        budget=args.budget, n_init=args.n_init, out=args.out, scheduler=args.scheduler,
+        n_workers=args.workers, wcnf=args.wcnf, csv=args.csv, progress=not args.quiet,
+    )
+    store.close()
+    print(f"finished in {time.perf_counter() - start:.0f} s; results in {args.out}/results.db")
+    if not args.no_plot:
+        print(f"figure: {plot_results(args.out)}")
+        table = report(args.out)
+        (Path(args.out) / "report.md").write_text(table + "\n")
+        print(table)
+    return 0
+
+
+def _split_methods(text: str) -> list[str]:
+    """Split on commas outside brackets: ``bodi[m=32,dictionary=wavelet],random``."""
+    parts, depth, current = [], 0, ""
+    for char in text:
+        depth += (char == "[") - (char == "]")
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    return [p for p in [*parts, current] if p.strip()]
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from bodi.experiments.analysis import plot_results
+
+    print(f"figure: {plot_results(args.results, args.out)}")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from bodi.experiments.analysis import report
+
+    print(report(args.results))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bodi",
@@ -62,6 +129,35 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--problem-seed", type=int, default=0, help="seed of the planted optimum")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     demo.set_defaults(handler=_demo)
+
+    bench = sub.add_parser(
+        "bench", help="run methods on benchmark problems (parallel on Dask, resumable)"
+    )
+    bench.add_argument("--problems", default=None,
+                       help=f"comma-separated problem names (default {DEFAULT_PROBLEMS})")
+    bench.add_argument("--methods", default="bodi,random",
+                       help="comma-separated methods, e.g. bodi,random,bodi[m=32]")
+    bench.add_argument("--seeds", default="0-2", help="e.g. 0-9 or 0,3,5")
+    bench.add_argument("--budget", type=_positive_int, default=100)
+    bench.add_argument("--n-init", type=_positive_int, default=20)
+    bench.add_argument("--out", default="results")
+    bench.add_argument("--scheduler", default=None, help="address of a running Dask scheduler")
+    bench.add_argument("--workers", type=_positive_int, default=None,
+                       help="LocalCluster workers (default: one per core)")
+    bench.add_argument("--wcnf", default=None, help="path of frb10-6-4.wcnf for maxsat60")
+    bench.add_argument("--csv", default=None, help="slice localization CSV for svm53")
+    bench.add_argument("--no-plot", action="store_true", help="skip the figure and the table")
+    bench.add_argument("--quiet", action="store_true", help="no progress bars")
+    bench.set_defaults(handler=_bench)
+
+    plot = sub.add_parser("plot", help="convergence figure of a results directory")
+    plot.add_argument("results")
+    plot.add_argument("--out", default=None, help="PNG path (default RESULTS/figure.png)")
+    plot.set_defaults(handler=_plot)
+
+    rep = sub.add_parser("report", help="Markdown table of a results directory")
+    rep.add_argument("results")
+    rep.set_defaults(handler=_report)
     return parser
 
 
@@ -70,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.set_num_threads(max(1, min(torch.get_num_threads(), 2)))
     try:
         return args.handler(args)
-    except (ValueError, RuntimeError) as err:
+    except (ValueError, RuntimeError, FileNotFoundError) as err:
         print(f"bodi: error: {err}", file=sys.stderr)
         return 2
 

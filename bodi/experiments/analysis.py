@@ -1,0 +1,128 @@
+"""Convergence plots and Markdown tables from a benchmark output directory."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from bodi.experiments.storage import DB_NAME, ResultsStore
+
+
+def _store(out: str | Path) -> ResultsStore:
+    if not (Path(out) / DB_NAME).exists():
+        raise ValueError(f"{out} holds no benchmark results ({DB_NAME} not found)")
+    return ResultsStore(out)
+
+
+def best_curves(out: str | Path) -> dict[str, dict[str, np.ndarray]]:
+    """``problem -> method -> seeds x evaluations`` array of the best value so far.
+
+    Runs of different lengths are cut to the shortest; a prefix of failures is NaN.
+    """
+    curves: dict[str, dict[str, list[list[float]]]] = defaultdict(lambda: defaultdict(list))
+    for (problem, method, _seed), rows in _store(out).curves().items():
+        curves[problem][method].append([math.nan if r["best"] is None else r["best"] for r in rows])
+    out_curves: dict[str, dict[str, np.ndarray]] = {}
+    for problem, methods in curves.items():
+        out_curves[problem] = {}
+        for method, runs in methods.items():
+            length = min(len(r) for r in runs)
+            out_curves[problem][method] = np.array([r[:length] for r in runs], dtype=float)
+    return out_curves
+
+
+def _mean_se(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    mean = np.nanmean(values, axis=0)
+    n = np.sum(~np.isnan(values), axis=0)
+    sd = np.nanstd(values, axis=0, ddof=1) if values.shape[0] > 1 else np.zeros_like(mean)
+    return mean, np.where(n > 1, sd / np.sqrt(np.maximum(n, 1)), 0.0)
+
+
+def plot_results(out: str | Path, path: str | Path | None = None) -> Path:
+    """The paper's kind of figure: best value so far (mean +- 1 s.e. over seeds) against
+    evaluations, one panel per problem, one line per method, the known optimum dashed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    curves = best_curves(out)
+    if not curves:
+        raise ValueError(f"{out} holds no evaluations yet")
+    tasks = {t["problem"]: t for t in _store(out).tasks()}
+    problems = sorted(curves)
+    cols = min(3, len(problems))
+    rows = math.ceil(len(problems) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.8 * rows), squeeze=False)
+    for ax, problem in zip(axes.flat, problems, strict=False):
+        for method in sorted(curves[problem]):
+            values = curves[problem][method]
+            mean, se = _mean_se(values)
+            x = np.arange(1, len(mean) + 1)
+            (line,) = ax.plot(x, mean, label=f"{method} ({values.shape[0]} seeds)")
+            ax.fill_between(x, mean - se, mean + se, color=line.get_color(), alpha=0.2)
+        optimum = tasks.get(problem, {}).get("optimal_value")
+        if optimum is not None:
+            ax.axhline(optimum, color="black", linestyle="--", linewidth=1, label="optimum")
+        direction = tasks.get(problem, {}).get("direction", "minimize")
+        ax.set_title(f"{problem} ({direction})")
+        ax.set_xlabel("evaluations")
+        ax.set_ylabel("best value so far")
+        ax.legend(fontsize=8)
+    for ax in list(axes.flat)[len(problems) :]:
+        ax.axis("off")
+    fig.tight_layout()
+    path = Path(path) if path is not None else Path(out) / "figure.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def report(out: str | Path) -> str:
+    """Markdown table: per problem and method, final best (mean +- s.e.), mean rank over seeds,
+    median seconds per suggestion (model fit + acquisition; initial design excluded)."""
+    store = _store(out)
+    directions = {t["problem"]: t["direction"] for t in store.tasks()}
+    finals: dict[str, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
+    suggest: dict[tuple[str, str], list[float]] = defaultdict(list)
+    lengths: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for (problem, method, seed), rows in store.curves().items():
+        best = rows[-1]["best"]
+        finals[problem][method][seed] = math.nan if best is None else best
+        suggest[problem, method] += [r["suggest_seconds"] for r in rows if r["suggest_seconds"]]
+        lengths[problem, method].append(len(rows))
+    lines = [
+        "| problem | method | seeds | evaluations | final best (mean ± s.e.) | mean rank "
+        "| median s / suggestion |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for problem in sorted(finals):
+        sign = 1.0 if directions.get(problem) == "minimize" else -1.0
+        ranks = _mean_ranks(finals[problem], sign)
+        for method in sorted(finals[problem]):
+            values = np.array(list(finals[problem][method].values()), dtype=float)
+            mean, se = _mean_se(values[:, None])
+            seconds = suggest[problem, method]
+            median = f"{statistics.median(seconds):.2f}" if seconds else "-"
+            lines.append(
+                f"| {problem} | {method} | {len(values)} | {min(lengths[problem, method])} | "
+                f"{mean[0]:.4g} ± {se[0]:.2g} | {ranks[method]:.2f} | {median} |"
+            )
+    return "\n".join(lines)
+
+
+def _mean_ranks(finals: dict[str, dict[int, float]], sign: float) -> dict[str, float]:
+    """Rank methods per seed (1 = best, ties share the mean rank), averaged over seeds."""
+    seeds = set.intersection(*(set(v) for v in finals.values()))
+    totals = dict.fromkeys(finals, 0.0)
+    for seed in seeds:
+        scores = {m: sign * finals[m][seed] for m in finals}
+        for method, score in scores.items():
+            better = sum(1 for s in scores.values() if s < score)
+            ties = sum(1 for s in scores.values() if s == score)
+            totals[method] += better + (ties + 1) / 2
+    return {m: totals[m] / len(seeds) if seeds else math.nan for m in finals}

@@ -1,0 +1,210 @@
+"""The benchmark runner: (problem, method, seed) tasks on a Dask cluster, resumable.
+
+Each task is advanced one *step* at a time. A step is a Dask task that rebuilds the problem and
+a fresh optimizer from the task's history, tells it every past evaluation, asks one point and
+evaluates it (the first step evaluates the whole initial design as one batch). The driver
+persists each finished evaluation to SQLite before submitting the task's next step. Steps only
+depend on the history, so a run that is interrupted and started again with the same command
+continues exactly where it stopped and redoes no finished evaluation. Every method gets the same
+initial design for a given (problem, seed): :func:`bodi.initial_design.initial_design`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from bodi.benchmarks import Problem, get_problem
+from bodi.experiments.methods import make_optimizer
+from bodi.experiments.storage import Evaluation, ResultsStore, finite_or_none
+from bodi.initial_design import initial_design
+
+
+@dataclass(frozen=True)
+class Task:
+    """One optimization run of the benchmark."""
+
+    problem: str
+    method: str
+    seed: int
+    budget: int
+    n_init: int
+    wcnf: str | None = None
+    csv: str | None = None
+
+
+@lru_cache(maxsize=16)
+def _problem(name: str, wcnf: str | None, csv: str | None) -> Problem:
+    return get_problem(name, wcnf=wcnf, csv=csv)
+
+
+def _evaluate(problem: Problem, configs: list[dict[str, Any]]) -> tuple[list[Any], float]:
+    """Values of ``configs`` (``None`` for failures) and the seconds per evaluation."""
+    start = time.perf_counter()
+    try:
+        values = [finite_or_none(v) for v in problem.evaluate(configs).tolist()]
+    except Exception:  # evaluate one by one so a single failure does not sink the batch
+        values = []
+        for config in configs:
+            try:
+                values.append(finite_or_none(problem(config)))
+            except Exception:
+                values.append(None)
+    return values, (time.perf_counter() - start) / max(1, len(configs))
+
+
+def run_step(task: Task, history: Sequence[Evaluation]) -> list[Evaluation]:
+    """Advance ``task`` by one step given its ``history`` (runs on a worker)."""
+    torch.set_num_threads(1)
+    problem = _problem(task.problem, task.wcnf, task.csv)
+    space = problem.space
+    if len(history) < task.n_init:
+        design = initial_design(space, task.n_init, task.seed)[len(history) :]
+        configs = space.decode(design)
+        values, seconds = _evaluate(problem, configs)
+        return [Evaluation(c, v, 0.0, seconds) for c, v in zip(configs, values, strict=True)]
+    optimizer = make_optimizer(
+        task.method, space, seed=task.seed, direction=problem.direction, n_init=task.n_init
+    )
+    for past in history:
+        if past.value is None:
+            optimizer.tell_failure(past.params, past.message or "failed")
+        else:
+            optimizer.tell(past.params, past.value)
+    start = time.perf_counter()
+    config = optimizer.ask()
+    suggest_seconds = time.perf_counter() - start
+    values, seconds = _evaluate(problem, [config])
+    message = None if values[0] is not None else "evaluation failed or was not finite"
+    return [Evaluation(config, values[0], suggest_seconds, seconds, message)]
+
+
+def expand_seeds(text: str) -> list[int]:
+    """``"0-9"`` -> 0..9, ``"0,3,5-6"`` -> [0, 3, 5, 6]."""
+    seeds: list[int] = []
+    for part in filter(None, (p.strip() for p in str(text).split(","))):
+        low, sep, high = part.partition("-")
+        try:
+            seeds += list(range(int(low), int(high) + 1)) if sep else [int(part)]
+        except ValueError:
+            raise ValueError(f"cannot parse seeds {text!r}; use e.g. '0-9' or '0,2,4'") from None
+    if not seeds:
+        raise ValueError("no seeds given")
+    return sorted(set(seeds))
+
+
+def run_benchmark(
+    problems: Sequence[str],
+    methods: Sequence[str],
+    seeds: Sequence[int],
+    *,
+    budget: int,
+    n_init: int,
+    out: str | Path,
+    scheduler: str | None = None,
+    n_workers: int | None = None,
+    wcnf: str | None = None,
+    csv: str | None = None,
+    progress: bool = True,
+) -> ResultsStore:
+    """Run every (problem, method, seed) task to ``budget`` evaluations; returns the store.
+
+    Args:
+        scheduler: address of an existing Dask scheduler; by default a ``LocalCluster`` with
+            one single-threaded worker per core (``n_workers`` to override).
+    """
+    if budget < 1 or n_init < 1 or n_init > budget:
+        raise ValueError(f"need 1 <= n_init <= budget, got n_init={n_init}, budget={budget}")
+    tasks = []
+    for name in problems:  # fail early, in the driver, on unknown names and missing files
+        problem = _problem(name, wcnf, csv)
+        for method in methods:
+            make_optimizer(method, problem.space, seed=0, direction=problem.direction,
+                           n_init=n_init)
+            tasks += [Task(name, method, int(s), budget, n_init, wcnf, csv) for s in seeds]
+    store = ResultsStore(out)
+    for task in tasks:
+        problem = _problem(task.problem, wcnf, csv)
+        store.register(task.problem, task.method, task.seed, problem.direction,
+                       problem.optimal_value, budget, n_init)
+    histories = {t: store.history(t.problem, t.method, t.seed) for t in tasks}
+    todo = [t for t in tasks if len(histories[t]) < budget]
+    if not todo:
+        return store
+    from distributed import Client, LocalCluster, as_completed
+
+    with ExitStack() as stack:
+        if scheduler:
+            client = stack.enter_context(Client(scheduler))
+        else:
+            workers = n_workers or min(len(todo), os.cpu_count() or 1)
+            cluster = stack.enter_context(
+                LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                             dashboard_address=None)
+            )
+            client = stack.enter_context(Client(cluster))
+        bars = stack.enter_context(_Bars(tasks, histories, budget, progress))
+        futures = {}
+        for task in todo:
+            futures[client.submit(run_step, task, tuple(histories[task]), pure=False)] = task
+        pending = as_completed(list(futures))
+        for future in pending:
+            task = futures.pop(future)
+            direction = _problem(task.problem, wcnf, csv).direction
+            for evaluation in future.result()[: budget - len(histories[task])]:
+                store.append(task.problem, task.method, task.seed, direction, evaluation)
+                histories[task].append(evaluation)
+                bars.advance(task)
+            if len(histories[task]) < budget:
+                nxt = client.submit(run_step, task, tuple(histories[task]), pure=False)
+                futures[nxt] = task
+                pending.add(nxt)
+    return store
+
+
+class _Bars:
+    """Rich progress: one bar per task and one overall."""
+
+    def __init__(self, tasks, histories, budget, enabled):
+        self.enabled = enabled
+        self.tasks, self.histories, self.budget = tasks, histories, budget
+
+    def __enter__(self) -> _Bars:
+        if self.enabled:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self.progress = Progress(TextColumn("{task.description}"), BarColumn(),
+                                     MofNCompleteColumn(), TimeElapsedColumn())
+            self.progress.__enter__()
+            total = self.budget * len(self.tasks)
+            done = sum(len(h) for h in self.histories.values())
+            self.overall = self.progress.add_task("[bold]all tasks", total=total, completed=done)
+            self.ids = {
+                t: self.progress.add_task(f"{t.problem} {t.method} seed {t.seed}",
+                                          total=self.budget, completed=len(self.histories[t]))
+                for t in self.tasks
+            }
+        return self
+
+    def advance(self, task: Task) -> None:
+        if self.enabled:
+            self.progress.update(self.ids[task], advance=1)
+            self.progress.update(self.overall, advance=1)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            self.progress.__exit__(*exc)

@@ -1,0 +1,131 @@
+"""Benchmark results in SQLite: one row per evaluation, written by the driver as it completes.
+
+Schema (``<out>/results.db``, WAL mode, one transaction per evaluation):
+
+- ``tasks(problem, method, seed, direction, optimal_value, budget, n_init)``
+- ``evaluations(problem, method, seed, number, params, value, best, state, message,
+  suggest_seconds, eval_seconds, finished_at)`` with ``(problem, method, seed, number)`` unique.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DB_NAME = "results.db"
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS tasks (
+    problem TEXT NOT NULL, method TEXT NOT NULL, seed INTEGER NOT NULL,
+    direction TEXT NOT NULL, optimal_value REAL, budget INTEGER NOT NULL, n_init INTEGER NOT NULL,
+    PRIMARY KEY (problem, method, seed)
+);
+CREATE TABLE IF NOT EXISTS evaluations (
+    problem TEXT NOT NULL, method TEXT NOT NULL, seed INTEGER NOT NULL, number INTEGER NOT NULL,
+    params TEXT NOT NULL, value REAL, best REAL, state TEXT NOT NULL, message TEXT,
+    suggest_seconds REAL NOT NULL, eval_seconds REAL NOT NULL, finished_at REAL NOT NULL,
+    PRIMARY KEY (problem, method, seed, number)
+);
+"""
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One finished evaluation of a benchmark task."""
+
+    params: dict[str, Any]
+    value: float | None  # None: failed
+    suggest_seconds: float
+    eval_seconds: float
+    message: str | None = None
+
+
+class ResultsStore:
+    """The results database of a benchmark output directory."""
+
+    def __init__(self, out: str | Path):
+        self.out = Path(out)
+        self.path = self.out / DB_NAME
+        if self.out.exists() and not self.out.is_dir():
+            raise ValueError(f"output path {self.out} exists and is not a directory")
+        self.out.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(self.path)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as err:
+            raise ValueError(f"{self.path} is not a bodi results database: {err}") from err
+
+    def close(self) -> None:
+        self._db.close()
+
+    def register(self, problem: str, method: str, seed: int, direction: str,
+                 optimal_value: float | None, budget: int, n_init: int) -> None:
+        """Record a task (the latest budget wins, so a run can be extended)."""
+        with self._db:
+            self._db.execute(
+                "INSERT INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+                "budget = excluded.budget, optimal_value = excluded.optimal_value",
+                (problem, method, seed, direction, optimal_value, budget, n_init),
+            )
+
+    def history(self, problem: str, method: str, seed: int) -> list[Evaluation]:
+        rows = self._db.execute(
+            "SELECT params, value, suggest_seconds, eval_seconds, message FROM evaluations "
+            "WHERE problem = ? AND method = ? AND seed = ? ORDER BY number",
+            (problem, method, seed),
+        ).fetchall()
+        return [Evaluation(json.loads(p), v, s, e, m) for p, v, s, e, m in rows]
+
+    def append(self, problem: str, method: str, seed: int, direction: str,
+               evaluation: Evaluation) -> None:
+        """Persist one evaluation (its own transaction) with the best value so far."""
+        sign = -1.0 if direction == "minimize" else 1.0
+        with self._db:
+            number, best = self._db.execute(
+                "SELECT COUNT(*), MAX(? * best) FROM evaluations "
+                "WHERE problem = ? AND method = ? AND seed = ?",
+                (sign, problem, method, seed),
+            ).fetchone()
+            best = None if best is None else sign * best
+            value = evaluation.value
+            if value is not None and (best is None or sign * value > sign * best):
+                best = value
+            self._db.execute(
+                "INSERT INTO evaluations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (problem, method, seed, number, json.dumps(evaluation.params), value, best,
+                 "complete" if value is not None else "failed", evaluation.message,
+                 evaluation.suggest_seconds, evaluation.eval_seconds, time.time()),
+            )
+
+    def tasks(self) -> list[dict[str, Any]]:
+        cursor = self._db.execute("SELECT * FROM tasks ORDER BY problem, method, seed")
+        names = [c[0] for c in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def curves(self) -> dict[tuple[str, str, int], list[dict[str, Any]]]:
+        """Every task's evaluations in order: ``(problem, method, seed) -> rows``."""
+        cursor = self._db.execute(
+            "SELECT problem, method, seed, number, value, best, state, suggest_seconds, "
+            "eval_seconds FROM evaluations ORDER BY problem, method, seed, number"
+        )
+        names = [c[0] for c in cursor.description]
+        out: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
+        for row in cursor.fetchall():
+            record = dict(zip(names, row, strict=True))
+            key = (record.pop("problem"), record.pop("method"), record.pop("seed"))
+            out.setdefault(key, []).append(record)
+        return out
+
+
+def finite_or_none(value: Any) -> float | None:
+    """A float, or ``None`` for values that are not finite numbers."""
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None

@@ -1,0 +1,143 @@
+"""The benchmark runner, its storage, resume after SIGKILL, plots and reports."""
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from bodi.experiments.analysis import best_curves, plot_results, report
+from bodi.experiments.methods import make_optimizer, parse_method
+from bodi.experiments.runner import expand_seeds, run_benchmark
+from bodi.experiments.storage import Evaluation, ResultsStore
+from bodi.space import Binary, SearchSpace
+
+
+def _rows(out):
+    with sqlite3.connect(out / "results.db") as db:
+        return db.execute(
+            "SELECT problem, method, seed, number, params, value, best FROM evaluations "
+            "ORDER BY problem, method, seed, number"
+        ).fetchall()
+
+
+def test_parse_method_specs():
+    assert parse_method("bodi") == ("bodi", {})
+    assert parse_method("bodi[m=32, dictionary=wavelet]") == (
+        "bodi", {"dictionary_size": 32, "dictionary": "wavelet"})
+    for bad in ["bodi[m]", "cmaes", "bodi[", ""]:
+        with pytest.raises(ValueError):
+            parse_method(bad)
+    space = SearchSpace([Binary("a"), Binary("b")])
+    with pytest.raises(ValueError, match="unexpected keyword"):
+        make_optimizer("bodi[colour=red]", space, seed=0, direction="minimize", n_init=2)
+    assert expand_seeds("0-2,5") == [0, 1, 2, 5]
+    with pytest.raises(ValueError):
+        expand_seeds("a-b")
+
+
+def test_run_persists_every_evaluation_with_shared_initial_design(tmp_path):
+    out = tmp_path / "res"
+    run_benchmark(["planted-binary10", "pest"], ["bodi[m=16]", "random"], [0, 1],
+                  budget=9, n_init=4, out=out, n_workers=2, progress=False).close()
+    rows = _rows(out)
+    assert len(rows) == 2 * 2 * 2 * 9
+    by_task = {}
+    for problem, method, seed, number, params, value, best in rows:
+        by_task.setdefault((problem, method, seed), []).append((number, params, value, best))
+    for (problem, _method, seed), task_rows in by_task.items():
+        assert [r[0] for r in task_rows] == list(range(9))
+        design = [r[1] for r in task_rows[:4]]
+        other = by_task[(problem, "random", seed)][:4]
+        assert design == [r[1] for r in other]  # same initial design for every method
+        values = [r[2] for r in task_rows]
+        assert [r[3] for r in task_rows] == [min(values[: i + 1]) for i in range(9)]
+    # a second run with the same command has nothing left to do and changes nothing
+    run_benchmark(["planted-binary10", "pest"], ["bodi[m=16]", "random"], [0, 1],
+                  budget=9, n_init=4, out=out, n_workers=2, progress=False).close()
+    assert _rows(out) == rows
+
+
+def test_existing_scheduler_address(tmp_path):
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as cluster:
+        run_benchmark(["planted-binary8"], ["random"], [3], budget=6, n_init=3,
+                      out=tmp_path, scheduler=cluster.scheduler_address,
+                      progress=False).close()
+    assert len(_rows(tmp_path)) == 6
+
+
+def test_killed_run_resumes_without_redoing_evaluations(tmp_path):
+    command = [sys.executable, "-m", "bodi", "bench", "--problems", "planted-binary12",
+               "--methods", "bodi[m=16],random", "--seeds", "0-1", "--budget", "16",
+               "--n-init", "4", "--workers", "2", "--quiet", "--no-plot"]
+    killed = tmp_path / "killed"
+    kills = 0
+    for threshold in (10, 22, 34, 46, 54):
+        proc = subprocess.Popen([*command, "--out", str(killed)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            if (killed / "results.db").exists() and len(_rows(killed)) >= threshold:
+                break
+            time.sleep(0.05)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            kills += 1
+        proc.wait()
+    before = _rows(killed)
+    assert kills >= 3 and len(before) < 64
+    subprocess.run([*command, "--out", str(killed)], check=True, capture_output=True)
+    after = _rows(killed)
+    assert set(before) <= set(after)  # nothing persisted before a kill was changed
+    keys = [(r[0], r[1], r[2], r[3]) for r in after]
+    assert len(after) == 64 and len(set(keys)) == 64  # every evaluation exactly once
+    # ... and the resumed study equals one that was never interrupted
+    clean = tmp_path / "clean"
+    subprocess.run([*command, "--out", str(clean)], check=True, capture_output=True)
+    assert _rows(clean) == after
+
+
+def test_plot_and_report(tmp_path):
+    store = ResultsStore(tmp_path)
+    for method, values in {"a": [3.0, 1.0, 2.0], "b": [4.0, None, 2.5]}.items():
+        for seed in (0, 1):
+            store.register("p", method, seed, "minimize", 0.5, 3, 1)
+            for v in values:
+                shifted = None if v is None else v + seed
+                store.append("p", method, seed, "minimize",
+                             Evaluation({"x": 1}, shifted, 0.1 * seed, 0.0))
+    store.close()
+    curves = best_curves(tmp_path)["p"]
+    assert curves["a"].tolist() == [[3.0, 1.0, 1.0], [4.0, 2.0, 2.0]]
+    assert curves["b"].tolist() == [[4.0, 4.0, 2.5], [5.0, 5.0, 3.5]]
+    table = report(tmp_path)
+    assert "| p | a | 2 | 3 | 1.5 ± 0.5 | 1.00 |" in table
+    assert "| p | b | 2 | 3 | 3 ± 0.5 | 2.00 |" in table
+    png = plot_results(tmp_path, tmp_path / "f.png")
+    assert png.stat().st_size > 10_000
+    with pytest.raises(ValueError, match="no benchmark results"):
+        report(tmp_path / "missing")
+
+
+def test_cli_bench_plot_report(tmp_path, capsys):
+    from bodi.cli import main
+
+    out = tmp_path / "r"
+    assert main(["bench", "--problems", "planted-binary8", "--methods", "random",
+                 "--seeds", "0", "--budget", "5", "--n-init", "2", "--out", str(out),
+                 "--quiet", "--workers", "1"]) == 0
+    assert (out / "figure.png").exists() and (out / "report.md").exists()
+    assert main(["report", str(out)]) == 0
+    assert "planted-binary8" in capsys.readouterr().out
+    assert main(["bench", "--problems", "nonsense", "--out", str(out), "--quiet"]) == 2
+    assert "nonsense" in capsys.readouterr().err
+    assert main(["bench", "--problems", "maxsat60", "--wcnf", str(tmp_path / "no.wcnf"),
+                 "--out", str(out), "--quiet"]) == 2
+    assert "frb10-6-4" in capsys.readouterr().err
