@@ -4,6 +4,8 @@ Hamming embeddings via dictionaries (BODi, Deshwal et al., AISTATS 2023)."""
 from bodi.minimize import OptimizeResult, minimize
 from bodi.optimizers import BODi, Optimizer, RandomSearch, Trial
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
+from bodi.storage import InMemoryStorage, SQLiteStorage
+from bodi.study import load_study
 
 __version__ = "0.1.0"
 
@@ -12,11 +14,14 @@ __all__ = [
     "Binary",
     "Categorical",
     "Continuous",
+    "InMemoryStorage",
     "Integer",
     "OptimizeResult",
     "Optimizer",
     "RandomSearch",
+    "SQLiteStorage",
     "SearchSpace",
     "Trial",
+    "load_study",
     "minimize",
 ]

@@ -115,6 +115,97 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def load_objective(spec: str):
+    """``"module:function"`` or ``"path/to/file.py:function"`` -> the callable."""
+    import importlib
+    import importlib.util
+
+    module_name, sep, function_name = spec.rpartition(":")
+    if not sep or not module_name or not function_name:
+        raise ValueError(f"--objective must look like module:function, got {spec!r}")
+    if module_name.endswith(".py"):
+        path = Path(module_name)
+        if not path.is_file():
+            raise ValueError(f"objective file {path} does not exist")
+        module_spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[path.stem] = module  # so a process pool can pickle its functions
+        module_spec.loader.exec_module(module)
+    else:
+        sys.path.insert(0, str(Path.cwd()))
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as err:
+            raise ValueError(f"cannot import objective module {module_name!r}: {err}") from err
+    function = getattr(module, function_name, None)
+    if not callable(function):
+        raise ValueError(f"{module_name} has no function {function_name!r}")
+    return function
+
+
+def _run(args: argparse.Namespace) -> int:
+    from bodi.space import SearchSpace
+    from bodi.storage import open_storage
+
+    space = SearchSpace.from_json(args.space)
+    objective = load_objective(args.objective)
+    storage = open_storage(args.storage)
+    existing = storage.get_study(args.study_name) is not None
+    if existing and not args.resume:
+        raise ValueError(
+            f"{args.storage} already holds study {args.study_name!r}; pass --resume to continue it"
+        )
+    executor = None
+    if args.scheduler:
+        from distributed import Client
+
+        executor = Client(args.scheduler)
+    try:
+        result = minimize(
+            objective, space, budget=args.budget, seed=args.seed, direction=args.direction,
+            n_workers=args.workers, executor=executor, timeout=args.timeout, storage=storage,
+            study_name=args.study_name, n_init=args.n_init, progress=not args.quiet,
+            max_consecutive_failures=args.max_failures,
+        )
+    finally:
+        if executor is not None:
+            executor.close()
+    states = [t.state for t in result.history]
+    print(f"{states.count('complete')} complete, {states.count('failed')} failed trials in "
+          f"{args.storage} (study {args.study_name!r})")
+    print(f"best value {result.best_value:.6g} at {result.best_params}")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    import json
+
+    from bodi.plots import plot_study
+    from bodi.study import load_study
+
+    optimizer = load_study(args.storage, args.study_name)
+    if args.json:
+        print(json.dumps({"study": optimizer.study_name, "direction": optimizer.direction,
+                          "trials": [t.as_dict() for t in optimizer.trials]}, indent=2))
+        return 0
+    states = [t.state for t in optimizer.trials]
+    print(f"study {optimizer.study_name!r}: {len(states)} trials ({states.count('complete')} "
+          f"complete, {states.count('failed')} failed, {states.count('pending')} pending), "
+          f"{optimizer.direction}")
+    best = optimizer.best
+    if best is None:
+        print("no completed trial yet")
+    else:
+        number = next(t.number for t in optimizer.trials
+                      if t.state == "complete" and t.params == best[0] and t.value == best[1])
+        print(f"best trial #{number}: value {best[1]:.6g}")
+        for name, value in best[0].items():
+            print(f"  {name} = {value!r}")
+        plot = Path(args.plot) if args.plot else Path(args.storage).with_suffix(".png")
+        print(f"convergence plot: {plot_study(optimizer, plot)}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bodi",
@@ -154,6 +245,33 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("results")
     plot.add_argument("--out", default=None, help="PNG path (default RESULTS/figure.png)")
     plot.set_defaults(handler=_plot)
+
+    run = sub.add_parser("run", help="optimize your own objective; the study is stored in SQLite")
+    run.add_argument("--objective", required=True,
+                     help="module:function or file.py:function (takes a dict, returns a float)")
+    run.add_argument("--space", required=True, help="search space JSON file")
+    run.add_argument("--budget", type=_positive_int, required=True)
+    run.add_argument("--storage", required=True, help="SQLite study file, e.g. study.db")
+    run.add_argument("--study-name", default="default")
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--direction", choices=["minimize", "maximize"], default="minimize")
+    run.add_argument("--workers", type=_positive_int, default=1,
+                     help="evaluations running at once (threads, or Dask with --scheduler)")
+    run.add_argument("--scheduler", default=None, help="address of a running Dask scheduler")
+    run.add_argument("--timeout", type=float, default=None, help="seconds per evaluation")
+    run.add_argument("--n-init", type=_positive_int, default=20)
+    run.add_argument("--max-failures", type=_positive_int, default=10,
+                     help="stop after this many failures in a row")
+    run.add_argument("--resume", action="store_true", help="continue an existing study")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.set_defaults(handler=_run)
+
+    show = sub.add_parser("show", help="best trial and convergence plot of a stored study")
+    show.add_argument("storage")
+    show.add_argument("--study-name", default=None)
+    show.add_argument("--json", action="store_true", help="print every trial as JSON")
+    show.add_argument("--plot", default=None, help="PNG path (default: STORAGE with .png)")
+    show.set_defaults(handler=_show)
 
     rep = sub.add_parser("report", help="Markdown table of a results directory")
     rep.add_argument("results")

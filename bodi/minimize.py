@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import time
 import warnings
 from collections.abc import Callable
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    Executor,
+    ProcessPoolExecutor,
+    ThreadPoolExecutor,
+)
+from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,22 +51,38 @@ def minimize(
     seed: int = 0,
     direction: str = "minimize",
     batch_size: int = 1,
+    n_workers: int = 1,
+    executor: Any = None,
+    timeout: float | None = None,
+    storage: Any = None,
+    study_name: str | None = None,
     optimizer: Optimizer | None = None,
     progress: bool = False,
     callback: Callable[[Trial], Any] | None = None,
     max_consecutive_failures: int = 10,
     **bodi_options: Any,
 ) -> OptimizeResult:
-    """Optimize ``func`` over ``space`` with ``budget`` evaluations.
+    """Optimize ``func`` over ``space`` until the study holds ``budget`` finished evaluations.
 
     Args:
-        func: takes a dict of parameter values, returns a float. An exception, NaN or inf
-            marks that evaluation as failed (it still counts toward the budget).
+        func: takes a dict of parameter values, returns a float. An exception, NaN or inf, or
+            running longer than ``timeout`` marks that evaluation as failed (it still counts
+            toward the budget, and the point is never proposed again).
         space: the search space.
-        budget: number of evaluations.
+        budget: number of finished (complete or failed) evaluations in the study.
         seed: seed of the optimizer (ignored when ``optimizer`` is given).
         direction: ``"minimize"`` (default) or ``"maximize"``.
-        batch_size: points proposed per ``ask``.
+        batch_size: points proposed per ``ask`` when evaluating sequentially.
+        n_workers: evaluations kept running at once. As soon as one finishes it is stored and
+            the next point is suggested with the running ones as pending points.
+        executor: where evaluations run when ``n_workers > 1`` or ``timeout`` is set:
+            ``None``/``"thread"`` (a thread pool), ``"process"`` (a process pool; ``func``
+            must be picklable), a ``concurrent.futures.Executor``, or a Dask
+            ``distributed.Client``.
+        timeout: seconds after which a running evaluation counts as failed. A thread cannot
+            be stopped, so it runs on but its result is ignored.
+        storage, study_name: persist the study (e.g. ``storage="study.db"``); an existing study
+            of that name is resumed and ``budget`` counts its finished trials too.
         optimizer: an ask/tell optimizer to use instead of a new :class:`BODi`.
         progress: show a progress bar with the best value so far.
         callback: called with each finished trial.
@@ -67,38 +91,101 @@ def minimize(
     """
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise ValueError(f"budget must be a positive integer, got {budget!r}")
+    if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
+        raise ValueError(f"n_workers must be a positive integer, got {n_workers!r}")
+    if timeout is not None and not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     if not callable(func):
         raise ValueError("func must be callable")
     if optimizer is None:
-        optimizer = BODi(space, seed=seed, direction=direction, **bodi_options)
-    elif bodi_options:
-        raise ValueError("BODi options cannot be combined with an explicit optimizer")
-    failures_in_a_row = 0
-    with _Progress(progress, budget) as advance:
-        done = 0
-        while done < budget:
-            batch = optimizer.ask(min(batch_size, budget - done))
-            for params in batch:
-                trial = _evaluate(optimizer, func, params)
-                done += 1
-                failures_in_a_row = failures_in_a_row + 1 if trial.state == "failed" else 0
-                advance(optimizer)
-                if callback is not None:
-                    callback(trial)
-            if failures_in_a_row >= max_consecutive_failures:
-                raise RuntimeError(
-                    f"{failures_in_a_row} evaluations failed in a row; last error: "
-                    f"{trial.message}"
-                )
+        optimizer = BODi(space, seed=seed, direction=direction, storage=storage,
+                         study_name=study_name, **bodi_options)
+    elif bodi_options or storage is not None:
+        raise ValueError("BODi options and storage cannot be combined with an explicit optimizer")
+    loop = _Loop(optimizer, budget, callback, max_consecutive_failures)
+    with _Progress(progress, budget, loop.finished) as advance:
+        loop.advance = advance
+        if n_workers == 1 and executor is None and timeout is None:
+            loop.run_sequential(func, batch_size)
+        else:
+            with _Pool(executor, n_workers) as pool:
+                loop.run_parallel(func, pool, n_workers, timeout)
     best = optimizer.best
     if best is None:
         raise RuntimeError("every evaluation failed; see result history for the messages")
     return OptimizeResult(best[0], best[1], optimizer.history, optimizer)
 
 
-def _evaluate(optimizer: Optimizer, func: Objective, params: dict[str, Value]) -> Trial:
+class _Loop:
+    """Bookkeeping shared by the sequential and the parallel evaluation loops."""
+
+    def __init__(self, optimizer: Optimizer, budget: int, callback, max_failures: int):
+        self.optimizer, self.budget = optimizer, budget
+        self.callback, self.max_failures = callback, max_failures
+        self.finished = sum(t.state != "pending" for t in optimizer.trials)
+        self.failures_in_a_row = 0
+        self.advance: Callable[[Optimizer], None] = lambda optimizer: None
+
+    def record(self, params: dict[str, Value], outcome: Callable[[], Any]) -> Trial:
+        """Store one finished evaluation first, then report it."""
+        trial = _tell(self.optimizer, params, outcome)
+        self.finished += 1
+        self.failures_in_a_row = self.failures_in_a_row + 1 if trial.state == "failed" else 0
+        self.advance(self.optimizer)
+        if self.callback is not None:
+            self.callback(trial)
+        if self.failures_in_a_row >= self.max_failures:
+            raise RuntimeError(
+                f"{self.failures_in_a_row} evaluations failed in a row; last error: "
+                f"{trial.message}"
+            )
+        return trial
+
+    def run_sequential(self, func: Objective, batch_size: int) -> None:
+        while self.finished < self.budget:
+            batch = self.optimizer.ask(min(batch_size, self.budget - self.finished))
+            for params in batch:
+                self.record(params, lambda p=params: func(dict(p)))
+
+    def run_parallel(self, func: Objective, pool: _Pool, n_workers: int,
+                     timeout: float | None) -> None:
+        running: dict[Any, tuple[dict[str, Value], float]] = {}
+        try:
+            while self.finished < self.budget:
+                while len(running) < n_workers and self.finished + len(running) < self.budget:
+                    params = self.optimizer.ask()  # the running points are pending
+                    running[pool.submit(func, dict(params))] = (params, time.monotonic())
+                wait = None
+                if timeout is not None:
+                    first_deadline = min(start for _, start in running.values()) + timeout
+                    wait = max(0.0, first_deadline - time.monotonic())
+                for future in pool.wait_first(list(running), wait):
+                    params, _ = running.pop(future)
+                    self.record(params, future.result)
+                if timeout is not None:
+                    now = time.monotonic()
+                    for future, (params, start) in list(running.items()):
+                        if now - start >= timeout:
+                            running.pop(future)
+                            future.cancel()
+                            self.record(params, _raiser(TimeoutError(
+                                f"exceeded the time limit of {timeout:g} s")))
+        finally:
+            for future in running:
+                future.cancel()
+
+
+def _raiser(error: Exception) -> Callable[[], Any]:
+    def outcome() -> Any:
+        raise error
+
+    return outcome
+
+
+def _tell(optimizer: Optimizer, params: dict[str, Value], outcome: Callable[[], Any]) -> Trial:
+    """Tell ``outcome()`` (a value, or an exception) for ``params``; failures are recorded."""
     try:
-        value = func(dict(params))
+        value = outcome()
     except Exception as err:  # the user's objective failed: record it, keep going
         return optimizer.tell_failure(params, f"{type(err).__name__}: {err}")
     with warnings.catch_warnings():
@@ -109,11 +196,55 @@ def _evaluate(optimizer: Optimizer, func: Objective, params: dict[str, Value]) -
             return optimizer.tell_failure(params, f"invalid objective value: {err}")
 
 
+class _Pool:
+    """Thread/process pools and Dask clients behind ``submit`` and ``wait_first``."""
+
+    def __init__(self, executor: Any, n_workers: int):
+        self._owned = None
+        self._dask = False
+        if executor is None or executor == "thread":
+            self._owned = self.executor = ThreadPoolExecutor(n_workers)
+        elif executor == "process":
+            self._owned = self.executor = ProcessPoolExecutor(n_workers)
+        elif isinstance(executor, Executor):
+            self.executor = executor
+        elif type(executor).__module__.startswith("distributed") and hasattr(executor, "submit"):
+            self.executor, self._dask = executor, True
+        else:
+            raise ValueError(
+                "executor must be None, 'thread', 'process', a concurrent.futures.Executor "
+                f"or a dask.distributed.Client, got {executor!r}"
+            )
+
+    def __enter__(self) -> _Pool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._owned is not None:
+            self._owned.shutdown(wait=False, cancel_futures=True)
+
+    def submit(self, func: Objective, params: dict[str, Value]) -> Any:
+        if self._dask:
+            return self.executor.submit(func, params, pure=False)
+        return self.executor.submit(func, params)
+
+    def wait_first(self, futures: list[Any], timeout: float | None) -> list[Any]:
+        if self._dask:
+            from distributed import wait
+
+            try:
+                return list(wait(futures, timeout=timeout, return_when="FIRST_COMPLETED").done)
+            except TimeoutError:
+                return []
+        done, _ = futures_wait(futures, timeout=timeout, return_when=FIRST_COMPLETED)
+        return [f for f in futures if f in done]  # in submission order
+
+
 class _Progress:
     """A rich progress bar showing the best value so far (a no-op when disabled)."""
 
-    def __init__(self, enabled: bool, total: int):
-        self.enabled, self.total = enabled, total
+    def __init__(self, enabled: bool, total: int, completed: int = 0):
+        self.enabled, self.total, self.completed = enabled, total, completed
 
     def __enter__(self) -> Callable[[Optimizer], None]:
         if not self.enabled:
@@ -131,7 +262,9 @@ class _Progress:
             TextColumn("best {task.fields[best]}"),
         )
         self._bar.__enter__()
-        task = self._bar.add_task("evaluations", total=self.total, best="-")
+        task = self._bar.add_task(
+            "evaluations", total=self.total, completed=self.completed, best="-"
+        )
 
         def advance(optimizer: Optimizer) -> None:
             best = optimizer.best

@@ -4,4 +4,7 @@ from bodi.optimizers.base import Optimizer, Trial
 from bodi.optimizers.bo import BODi
 from bodi.optimizers.random_search import RandomSearch
 
-__all__ = ["BODi", "Optimizer", "RandomSearch", "Trial"]
+#: optimizer class name -> class (how a stored study names its optimizer)
+OPTIMIZERS: dict[str, type[Optimizer]] = {"BODi": BODi, "RandomSearch": RandomSearch}
+
+__all__ = ["OPTIMIZERS", "BODi", "Optimizer", "RandomSearch", "Trial"]

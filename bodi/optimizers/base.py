@@ -7,6 +7,7 @@ model always maximizes ``sign * value`` (``sign = -1`` when minimizing).
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
 import time
@@ -14,6 +15,7 @@ import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -21,6 +23,7 @@ from torch import Tensor
 
 from bodi.seeding import derive_seed, seeded
 from bodi.space import DTYPE, SearchSpace, Value
+from bodi.storage import Storage, StudyRecord, TrialRecord, open_storage
 
 DIRECTIONS = ("minimize", "maximize")
 
@@ -55,19 +58,89 @@ class Optimizer(ABC):
         space: the search space.
         seed: every random choice of the optimizer derives from it.
         direction: ``"minimize"`` or ``"maximize"``.
+        storage: where the study lives: ``None`` (memory), a path (SQLite file) or a
+            :class:`bodi.storage.Storage`. An existing study of the same name is resumed; its
+            space and settings must match.
+        study_name: the study's name in the storage (default ``"default"``).
+        on_pending: what to do with trials found pending when a study is loaded:
+            ``"reissue"`` (default; ``ask`` returns them again first) or ``"fail"``.
+
+    Subclasses set their own settings before calling ``super().__init__`` (the stored settings
+    are compared with :meth:`settings`).
     """
 
-    def __init__(self, space: SearchSpace, *, seed: int = 0, direction: str = "minimize"):
+    def __init__(
+        self,
+        space: SearchSpace,
+        *,
+        seed: int = 0,
+        direction: str = "minimize",
+        storage: str | Path | Storage | None = None,
+        study_name: str | None = None,
+        on_pending: str = "reissue",
+    ):
         if not isinstance(space, SearchSpace):
             raise ValueError(f"space must be a bodi.SearchSpace, got {type(space).__name__}")
         if direction not in DIRECTIONS:
             raise ValueError(f"direction must be 'minimize' or 'maximize', got {direction!r}")
         if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
             raise ValueError(f"seed must be an integer, got {seed!r}")
+        if on_pending not in ("reissue", "fail"):
+            raise ValueError(f"on_pending must be 'reissue' or 'fail', got {on_pending!r}")
         self.space = space
         self.seed = int(seed)
         self.direction = direction
         self.trials: list[Trial] = []
+        self._reissue: list[Trial] = []
+        self.study_name = study_name or "default"
+        self.storage = open_storage(storage)
+        self._open_study(on_pending)
+
+    def settings(self) -> dict[str, Any]:
+        """Keyword settings that define the optimizer's behaviour (stored with the study)."""
+        return {}
+
+    def _study_record(self) -> StudyRecord:
+        return StudyRecord(
+            self.study_name, type(self).__name__, self.space.to_dict(),
+            json.loads(json.dumps(self.settings())), self.seed, self.direction,
+        )
+
+    def _open_study(self, on_pending: str) -> None:
+        mine = self._study_record()
+        stored = self.storage.get_study(self.study_name)
+        if stored is None:
+            self.storage.create_study(mine)
+            return
+        different = [
+            field for field in ("optimizer", "space", "settings", "seed", "direction")
+            if getattr(stored, field) != json.loads(json.dumps(getattr(mine, field)))
+        ]
+        if different:
+            raise ValueError(
+                f"study {self.study_name!r} in {getattr(self.storage, 'path', 'the storage')} "
+                f"was created with a different {', '.join(different)}; use bodi.load_study to "
+                "continue it as it is, or choose another study name"
+            )
+        for record in self.storage.trials(self.study_name):
+            x = torch.tensor(record.x, dtype=DTYPE)
+            trial = Trial(record.number, record.params, x, record.state, record.value,
+                          record.message, record.suggest_seconds)
+            self.trials.append(trial)
+            if trial.state == "pending":
+                if on_pending == "reissue":
+                    self._reissue.append(trial)
+                else:
+                    trial.state, trial.message = "failed", "pending when the study was loaded"
+                    self._save(trial)
+
+    def _save(self, trial: Trial) -> None:
+        """Commit one trial state change to the storage."""
+        self.storage.put_trial(
+            self.study_name,
+            TrialRecord(trial.number, trial.state, trial.params, trial.x.tolist(), trial.value,
+                        trial.message, trial.suggest_seconds),
+        )
 
     # ------------------------------------------------------------------ views
     @property
@@ -120,17 +193,23 @@ class Optimizer(ABC):
         count = 1 if n is None else n
         if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
             raise ValueError(f"n must be a positive integer, got {n!r}")
-        start = time.perf_counter()
-        with seeded(derive_seed(self.seed, len(self.trials), 0xA5)):
-            X = self._suggest(int(count))
-        seconds = (time.perf_counter() - start) / count
-        if X.shape != (count, self.space.dim):
-            raise RuntimeError(f"{type(self).__name__} suggested shape {tuple(X.shape)}")
-        X = self.space.canonicalize(X)  # exactly what tell() will encode
-        configs = self.space.decode(X)
-        for x, params in zip(X, configs, strict=True):
-            number = len(self.trials)
-            self.trials.append(Trial(number, params, x.clone(), suggest_seconds=seconds))
+        self._reissue = [t for t in self._reissue if t.state == "pending"]
+        reissued, self._reissue = self._reissue[:count], self._reissue[count:]
+        configs = [dict(t.params) for t in reissued]
+        new = int(count) - len(reissued)
+        if new:
+            start = time.perf_counter()
+            with seeded(derive_seed(self.seed, len(self.trials), 0xA5)):
+                X = self._suggest(new)
+            seconds = (time.perf_counter() - start) / new
+            if X.shape != (new, self.space.dim):
+                raise RuntimeError(f"{type(self).__name__} suggested shape {tuple(X.shape)}")
+            X = self.space.canonicalize(X)  # exactly what tell() will encode
+            for x, params in zip(X, self.space.decode(X), strict=True):
+                trial = Trial(len(self.trials), params, x.clone(), suggest_seconds=seconds)
+                self.trials.append(trial)
+                self._save(trial)  # committed before the point is handed out
+                configs.append(dict(params))
         return configs[0] if n is None else configs
 
     def tell(
@@ -175,6 +254,7 @@ class Optimizer(ABC):
             trial.message = message
         else:
             trial.state, trial.value = "complete", value
+        self._save(trial)  # committed before anything else happens
         return trial
 
     def tell_failure(self, params: Mapping[str, Any], message: str) -> Trial:

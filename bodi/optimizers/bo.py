@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -15,6 +16,7 @@ from bodi.optimizers.base import Optimizer
 from bodi.optimizers.random_search import sample_new_points
 from bodi.seeding import derive_seed
 from bodi.space import SearchSpace
+from bodi.storage import Storage
 
 
 class BODi(Optimizer):
@@ -42,6 +44,7 @@ class BODi(Optimizer):
             ``"botorch"``.
         acquisition_options: extra options for ``optimize_acqf_mixed_alternating``.
         ucb_beta: ``beta`` of UCB.
+        storage, study_name, on_pending: persistence, see :class:`bodi.optimizers.Optimizer`.
 
     Example:
         >>> opt = BODi(space, seed=0)
@@ -65,8 +68,12 @@ class BODi(Optimizer):
         acquisition_optimizer: str = "auto",
         acquisition_options: dict[str, Any] | None = None,
         ucb_beta: float = 2.0,
+        storage: str | Path | Storage | None = None,
+        study_name: str | None = None,
+        on_pending: str = "reissue",
     ) -> None:
-        super().__init__(space, seed=seed, direction=direction)
+        if not isinstance(space, SearchSpace):
+            raise ValueError(f"space must be a bodi.SearchSpace, got {type(space).__name__}")
         if isinstance(dictionary_size, bool) or not isinstance(dictionary_size, int) or (
             dictionary_size < 1
         ):
@@ -97,6 +104,8 @@ class BODi(Optimizer):
         self.acquisition_options = dict(acquisition_options or {})
         self.ucb_beta = ucb_beta
         self.model = None
+        super().__init__(space, seed=seed, direction=direction, storage=storage,
+                         study_name=study_name, on_pending=on_pending)
         self._design = initial_design(space, n_init, self.seed)
 
     def settings(self) -> dict[str, Any]:
