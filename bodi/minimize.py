@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import threading
 import time
 import warnings
 from collections.abc import Callable
 from concurrent.futures import (
     FIRST_COMPLETED,
     Executor,
+    Future,
     ProcessPoolExecutor,
-    ThreadPoolExecutor,
 )
 from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass
@@ -76,11 +77,12 @@ def minimize(
         n_workers: evaluations kept running at once. As soon as one finishes it is stored and
             the next point is suggested with the running ones as pending points.
         executor: where evaluations run when ``n_workers > 1`` or ``timeout`` is set:
-            ``None``/``"thread"`` (a thread pool), ``"process"`` (a process pool; ``func``
-            must be picklable), a ``concurrent.futures.Executor``, or a Dask
+            ``None``/``"thread"`` (a thread per evaluation), ``"process"`` (a process pool;
+            ``func`` must be picklable), a ``concurrent.futures.Executor``, or a Dask
             ``distributed.Client``.
         timeout: seconds after which a running evaluation counts as failed. A thread cannot
-            be stopped, so it runs on but its result is ignored.
+            be stopped: it runs on in the background and its result is ignored (in a process
+            pool it also keeps its process busy until it returns).
         storage, study_name: persist the study (e.g. ``storage="study.db"``); an existing study
             of that name is resumed and ``budget`` counts its finished trials too.
         optimizer: an ask/tell optimizer to use instead of a new :class:`BODi`.
@@ -196,14 +198,34 @@ def _tell(optimizer: Optimizer, params: dict[str, Value], outcome: Callable[[], 
             return optimizer.tell_failure(params, f"invalid objective value: {err}")
 
 
+class _ThreadPerEvaluation(Executor):
+    """Each evaluation in its own daemon thread. A pool would queue the next evaluation behind
+    one that timed out (a thread cannot be stopped); here it starts at once, and the loop keeps
+    at most ``n_workers`` evaluations that still count."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
+        future: Future = Future()
+
+        def run() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                future.set_result(fn(*args, **kwargs))
+            except BaseException as err:  # delivered to the loop through the future
+                future.set_exception(err)
+
+        threading.Thread(target=run, daemon=True, name="bodi-evaluation").start()
+        return future
+
+
 class _Pool:
-    """Thread/process pools and Dask clients behind ``submit`` and ``wait_first``."""
+    """Threads, process pools and Dask clients behind ``submit`` and ``wait_first``."""
 
     def __init__(self, executor: Any, n_workers: int):
         self._owned = None
         self._dask = False
         if executor is None or executor == "thread":
-            self._owned = self.executor = ThreadPoolExecutor(n_workers)
+            self.executor = _ThreadPerEvaluation()
         elif executor == "process":
             self._owned = self.executor = ProcessPoolExecutor(n_workers)
         elif isinstance(executor, Executor):

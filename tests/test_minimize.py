@@ -63,3 +63,77 @@ def test_argument_checks():
     with pytest.raises(ValueError, match="cannot be combined"):
         bodi.minimize(objective, SPACE, budget=3, optimizer=bodi.RandomSearch(SPACE),
                       n_init=4)
+
+
+def _sleeper(log, lock, active, peak, seconds=0.3):
+    """An objective that sleeps and records how many evaluations run at once."""
+    import time
+
+    def f(c):
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        time.sleep(seconds)
+        with lock:
+            active[0] -= 1
+            log.append(tuple(sorted(c.items())))
+        return float(sum(v for k, v in c.items() if k.startswith("b")))
+
+    return f
+
+
+def test_parallel_workers_overlap_and_never_evaluate_a_point_twice():
+    import threading
+    import time
+
+    from bodi.space import Categorical
+
+    space = SearchSpace([Binary(f"b{i}") for i in range(8)] + [Categorical("c", ["x", "y"])])
+    log, lock, active, peak = [], threading.Lock(), [0], [0]
+    f = _sleeper(log, lock, active, peak)
+    start = time.perf_counter()
+    # n_init = budget: only design points, so the wall time measures the evaluations
+    result = bodi.minimize(lambda c: f(c) + (c["c"] == "x"), space, budget=16, seed=0,
+                           n_init=16, n_workers=4)
+    elapsed = time.perf_counter() - start
+    assert peak[0] == 4
+    assert elapsed < 0.6 * 16 * 0.3  # sequential would take 4.8 s of sleeping
+    assert len(log) == len(set(log)) == 16
+    assert len(result.history) == 16
+    # with the model in the loop, pending points keep the suggestions apart as well
+    log.clear()
+    result = bodi.minimize(lambda c: f(c) + (c["c"] == "x"), space, budget=14, seed=1,
+                           n_init=6, n_workers=3, dictionary_size=16, num_restarts=4)
+    assert len(log) == len(set(log)) == 14
+
+
+def test_timeout_marks_slow_evaluations_failed_and_continues():
+    import time
+
+    calls = []
+
+    def slow_sometimes(c):
+        calls.append(c)
+        if len(calls) % 3 == 0:
+            time.sleep(2.0)
+        return objective(c)
+
+    result = bodi.minimize(slow_sometimes, SPACE, budget=9, seed=0, n_init=9, timeout=0.5)
+    failed = [t for t in result.history if t.state == "failed"]
+    assert len(result.history) == 9 and len(failed) == 3
+    assert all("time limit of 0.5 s" in t.message for t in failed)
+
+
+def test_dask_client_and_process_pool_executors():
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        result = bodi.minimize(objective, SPACE, budget=6, seed=0, n_init=6, n_workers=2,
+                               executor=client)
+    assert len(result.history) == 6 and result.best_value == min(result.values)
+    result = bodi.minimize(objective, SPACE, budget=4, seed=0, n_init=4, n_workers=2,
+                           executor="process")
+    assert len(result.history) == 4
+    with pytest.raises(ValueError, match="executor"):
+        bodi.minimize(objective, SPACE, budget=2, n_workers=2, executor="gpu")
