@@ -257,6 +257,16 @@ class Optimizer(ABC):
         self._save(trial)  # committed before anything else happens
         return trial
 
+    def add_pending(self, params: Mapping[str, Any]) -> Trial:
+        """Record a configuration that is being evaluated elsewhere (e.g. by another worker of
+        a host framework): it becomes a pending point of the next suggestions and, in a
+        discrete space, is never proposed. ``tell`` it later like an asked one."""
+        x = self.space.encode(params)[0]
+        trial = Trial(len(self.trials), self.space.decode(x)[0], x)
+        self.trials.append(trial)
+        self._save(trial)
+        return trial
+
     def tell_failure(self, params: Mapping[str, Any], message: str) -> Trial:
         """Record that evaluating ``params`` failed (the message is kept with the trial)."""
         return self._record(self.space.encode(params)[0], None, message)

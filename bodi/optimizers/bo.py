@@ -32,7 +32,8 @@ class BODi(Optimizer):
         direction: ``"minimize"`` or ``"maximize"``.
         dictionary_size: ``m``, the number of dictionary rows (paper default 128).
         dictionary: ``"diverse"`` (default), ``"wavelet"``, ``"naive"`` or ``"gaussian"``.
-        n_init: size of the initial design (paper default 20).
+        n_init: size of the initial design (paper default 20); ``0`` when the initial points come
+            from elsewhere (until two values are known, points are then drawn uniformly).
         acquisition: ``"logei"`` (default) or ``"ucb"``.
         new_dictionary_every_iteration: draw a fresh dictionary per suggestion (paper default);
             ``False`` keeps the first one.
@@ -87,8 +88,8 @@ class BODi(Optimizer):
                 f"the {dictionary!r} dictionary is defined for binary variables only; "
                 "this space has categorical parameters"
             )
-        if isinstance(n_init, bool) or not isinstance(n_init, int) or n_init < 1:
-            raise ValueError(f"n_init must be a positive integer, got {n_init!r}")
+        if isinstance(n_init, bool) or not isinstance(n_init, int) or n_init < 0:
+            raise ValueError(f"n_init must be a non-negative integer, got {n_init!r}")
         if acquisition not in ACQUISITIONS:
             raise ValueError(
                 f"unknown acquisition {acquisition!r}; choose one of {list(ACQUISITIONS)}"

@@ -154,7 +154,7 @@ def test_small_space_is_exhausted_cleanly():
     [
         ({"dictionary_size": 0}, "dictionary_size"),
         ({"dictionary": "hadamard"}, "unknown dictionary"),
-        ({"n_init": 0}, "n_init"),
+        ({"n_init": -1}, "n_init"),
         ({"acquisition": "pi"}, "unknown acquisition"),
         ({"direction": "up"}, "direction"),
         ({"seed": 1.5}, "seed"),

@@ -1,0 +1,1 @@
+"""Adapters that let BODi propose parameters inside other frameworks (Optuna, Ax)."""

@@ -1,0 +1,300 @@
+"""``BODiSampler``: BODi as an Optuna sampler.
+
+Example:
+    >>> import optuna
+    >>> from bodi.integrations.optuna import BODiSampler
+    >>> study = optuna.create_study(sampler=BODiSampler(seed=0, n_startup_trials=10))
+    >>> study.optimize(objective, n_trials=60)
+
+How a suggestion is made (``sample_relative``):
+
+* The relative search space is the intersection of the distributions of all COMPLETE trials
+  (:func:`optuna.search_space.intersection_search_space`), less single-valued distributions.
+  Parameters outside it (conditional or dynamic ones) are sampled independently.
+* Until ``n_startup_trials`` trials are COMPLETE the sampler returns ``{}``, so every parameter
+  comes from the independent sampler (random sampling).
+* Otherwise a fresh :class:`~bodi.optimizers.bo.BODi` (without its own initial design) is built
+  on the mapped space (see :mod:`bodi.integrations._common` for the mapping of each
+  distribution) and told the whole study, read from the storage at every call:
+
+  - COMPLETE trials with their value;
+  - FAIL trials as failures;
+  - PRUNED trials as failures, or, with ``use_pruned_intermediate_values=True``, as completed
+    with their last reported intermediate value (failures if they reported none);
+  - RUNNING trials other than the current one, and WAITING (enqueued) ones, as *pending* points
+    (qLogNEI pending points; in a discrete space they are never proposed again). Their values
+    come from their parameters, their enqueued parameters, or the proposal this sampler stored in
+    the trial's system attributes before the objective suggested them;
+  - trials lacking a parameter of the space, or whose value is outside its distribution, are
+    skipped.
+
+  BODi's seed is derived from ``(seed, trial.number)``; ``trial.number`` is the number of trials
+  created before the current one.
+* The proposal is written to the trial's system attributes (``bodi:params:<chunk>`` and
+  ``bodi:params:chunks``), so that concurrent workers (threads, or processes sharing an RDB
+  storage) see it as a pending point at once. After storing it, the sampler checks that no other
+  trial holds the same parameters; if one does (two processes proposed at the same moment), it
+  proposes again with that trial pending, with the seed derived from
+  ``(seed, trial.number, attempt)``. Since each process checks after storing, two concurrent
+  proposals cannot both keep the same parameters, unless ``MAX_ATTEMPTS`` (3) proposals in a row
+  collide (the last one is kept).
+
+The sampler holds no state about the study, so it works with ``n_jobs > 1`` and with several
+processes sharing one storage. In one process a lock serializes suggestions, so a thread always
+sees the other threads' proposals.
+
+``sample_independent`` uses a :class:`optuna.samplers.RandomSampler` seeded from
+``(seed, trial.number, parameter name)``: reproducible, and different in every trial, even for
+processes that share ``seed``. Multi-objective studies are refused with a ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from optuna.distributions import (
+    BaseDistribution,
+    CategoricalDistribution,
+    FloatDistribution,
+    IntDistribution,
+)
+from optuna.samplers import BaseSampler, RandomSampler
+from optuna.search_space import intersection_search_space
+from optuna.study import Study, StudyDirection
+from optuna.trial import FrozenTrial, TrialState
+
+from bodi.integrations._common import (
+    BinaryCodec,
+    ChoiceCodec,
+    Codec,
+    FloatCodec,
+    GridCodec,
+    LogIntCodec,
+    check_bodi_options,
+    propose,
+    to_bodi,
+)
+from bodi.seeding import derive_seed
+
+__all__ = ["BODiSampler", "codec_for"]
+
+PARAMS_KEY = "bodi:params"
+_CHUNK = 2045  # RDB storages keep at most 2045 characters per system attribute value
+MAX_ATTEMPTS = 3  # proposals per trial when a concurrent process stored the same one
+
+
+def codec_for(name: str, distribution: BaseDistribution) -> Codec | None:
+    """The bodi parameter (and value conversion) for one Optuna distribution.
+
+    ``None`` for single-valued distributions (nothing to optimize) and unknown types.
+    """
+    if distribution.single():
+        return None
+    if isinstance(distribution, CategoricalDistribution):
+        choices = tuple(distribution.choices)
+        if len(choices) == 2 and all(type(c) is bool for c in choices) and choices[0] != choices[1]:
+            return BinaryCodec(name)
+        return ChoiceCodec(name, choices)
+    if isinstance(distribution, IntDistribution):
+        if distribution.log:
+            return LogIntCodec(name, distribution.low, distribution.high)
+        count = (distribution.high - distribution.low) // distribution.step + 1
+        return GridCodec(name, low=distribution.low, step=distribution.step, count=count)
+    if isinstance(distribution, FloatDistribution):
+        if distribution.step is not None:
+            count = round((distribution.high - distribution.low) / distribution.step) + 1
+            return GridCodec(name, low=distribution.low, step=distribution.step, count=count,
+                             integer=False)
+        return FloatCodec(name, distribution.low, distribution.high, log=distribution.log)
+    return None
+
+
+def _check_single_objective(study: Study) -> None:
+    if len(study.directions) > 1:
+        raise ValueError(
+            "BODiSampler supports single-objective studies only; this study has "
+            f"{len(study.directions)} objectives. Use a multi-objective sampler "
+            "(e.g. optuna.samplers.NSGAIISampler) instead."
+        )
+
+
+def _stored_proposal(trial: FrozenTrial) -> dict[str, Any]:
+    """The proposal :meth:`BODiSampler.sample_relative` stored for ``trial`` (``{}`` if none)."""
+    count = trial.system_attrs.get(f"{PARAMS_KEY}:chunks")
+    if not isinstance(count, int):
+        return {}
+    try:
+        return json.loads("".join(trial.system_attrs[f"{PARAMS_KEY}:{i}"] for i in range(count)))
+    except (KeyError, ValueError):  # being rewritten by another process right now
+        return {}
+
+
+def _store_proposal(study: Study, trial: FrozenTrial, params: dict[str, Any]) -> None:
+    text = json.dumps(params)
+    chunks = [text[i : i + _CHUNK] for i in range(0, len(text), _CHUNK)] or [""]
+    for i, chunk in enumerate(chunks):
+        study._storage.set_trial_system_attr(trial._trial_id, f"{PARAMS_KEY}:{i}", chunk)
+    study._storage.set_trial_system_attr(trial._trial_id, f"{PARAMS_KEY}:chunks", len(chunks))
+
+
+def _known_params(trial: FrozenTrial) -> dict[str, Any]:
+    """A trial's parameters, completed (while it runs or waits) by its enqueued parameters and
+    the proposal stored for it."""
+    if trial.state.is_finished():
+        return trial.params
+    fixed = trial.system_attrs.get("fixed_params", {})  # from study.enqueue_trial
+    return {**_stored_proposal(trial), **fixed, **trial.params}
+
+
+class BODiSampler(BaseSampler):
+    """An Optuna sampler that proposes the relative search space with BODi.
+
+    Args:
+        seed: seeds BODi (with the trial number) and the independent random sampler. ``None``
+            draws one at construction.
+        n_startup_trials: number of COMPLETE trials sampled at random before BODi takes over.
+        use_pruned_intermediate_values: tell a PRUNED trial's last intermediate value as its
+            value (default: PRUNED trials are failures, excluded from the model).
+        **bodi_options: keyword options of :class:`bodi.BODi` (``dictionary_size``,
+            ``dictionary``, ``acquisition``, ``num_restarts``, ``raw_samples``, ...; not
+            ``n_init``: the start-up trials are the initial design).
+    """
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        n_startup_trials: int = 10,
+        *,
+        use_pruned_intermediate_values: bool = False,
+        **bodi_options: Any,
+    ) -> None:
+        if seed is None:
+            seed = int(np.random.SeedSequence().generate_state(1)[0])
+        if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+            raise ValueError(f"seed must be an integer or None, got {seed!r}")
+        if isinstance(n_startup_trials, bool) or not isinstance(n_startup_trials, int) or (
+            n_startup_trials < 0
+        ):
+            raise ValueError(
+                f"n_startup_trials must be a non-negative integer, got {n_startup_trials!r}"
+            )
+        self._seed = int(seed)
+        self._n_startup_trials = n_startup_trials
+        self._use_pruned = bool(use_pruned_intermediate_values)
+        self._bodi_options = check_bodi_options(bodi_options, "BODiSampler")
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def reseed_rng(self) -> None:
+        """Nothing to do: every random draw is derived from ``(seed, trial.number)``."""
+
+    # ------------------------------------------------------------- relative sampling
+    def infer_relative_search_space(
+        self, study: Study, trial: FrozenTrial
+    ) -> dict[str, BaseDistribution]:
+        _check_single_objective(study)
+        complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        return {
+            name: distribution
+            for name, distribution in intersection_search_space(complete).items()
+            if codec_for(name, distribution) is not None
+        }
+
+    def sample_relative(
+        self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+    ) -> dict[str, Any]:
+        _check_single_objective(study)
+        if not search_space:
+            return {}
+        codecs = [codec_for(name, d) for name, d in sorted(search_space.items())]
+        codecs = [c for c in codecs if c is not None]
+        with self._lock:
+            trials = study.get_trials(deepcopy=False)
+            if sum(t.state == TrialState.COMPLETE for t in trials) < self._n_startup_trials:
+                return {}
+            direction = "maximize" if study.direction == StudyDirection.MAXIMIZE else "minimize"
+            for attempt in range(MAX_ATTEMPTS):
+                if attempt:
+                    trials = study.get_trials(deepcopy=False)
+                completed, failed, pending = self._observations(codecs, trials, trial.number)
+                keys = (self._seed, trial.number, attempt) if attempt else (
+                    self._seed, trial.number)
+                params = propose(
+                    codecs,
+                    seed=derive_seed(*keys),
+                    direction=direction,
+                    options=self._bodi_options,
+                    completed=completed,
+                    failed=failed,
+                    pending=pending,
+                )
+                if params is None:  # a finite space with every configuration used
+                    return {}
+                _store_proposal(study, trial, params)
+                # Another process may have stored the same proposal meanwhile: then ask again,
+                # with that one pending. (Each checks after storing, so two concurrent proposals
+                # cannot both pass with the same parameters.)
+                if not self._taken(study, trial.number, params):
+                    break
+        return params
+
+    @staticmethod
+    def _taken(study: Study, current: int, params: dict[str, Any]) -> bool:
+        for t in study.get_trials(deepcopy=False):
+            if t.number != current:
+                known = _known_params(t)
+                if all(name in known and known[name] == value for name, value in params.items()):
+                    return True
+        return False
+
+    def _observations(
+        self, codecs: Sequence[Codec], trials: Sequence[FrozenTrial], current: int
+    ) -> tuple[list[tuple[dict, float]], list[dict], list[dict]]:
+        completed, failed, pending = [], [], []
+        for t in trials:
+            if t.number == current:
+                continue
+            if t.state in (TrialState.RUNNING, TrialState.WAITING):
+                params = to_bodi(codecs, _known_params(t))
+                if params is not None:
+                    pending.append(params)
+                continue
+            params = to_bodi(codecs, t.params)
+            if params is None:
+                continue
+            if t.state == TrialState.COMPLETE:
+                completed.append((params, float(t.value)))
+            elif t.state == TrialState.FAIL:
+                failed.append(params)
+            elif t.state == TrialState.PRUNED:
+                if self._use_pruned and t.intermediate_values:
+                    step = max(t.intermediate_values)
+                    completed.append((params, float(t.intermediate_values[step])))
+                else:
+                    failed.append(params)
+        return completed, failed, pending
+
+    # ---------------------------------------------------------- independent sampling
+    def sample_independent(
+        self,
+        study: Study,
+        trial: FrozenTrial,
+        param_name: str,
+        param_distribution: BaseDistribution,
+    ) -> Any:
+        key = zlib.crc32(param_name.encode())
+        sampler = RandomSampler(seed=derive_seed(self._seed, trial.number, key) % 2**32)
+        return sampler.sample_independent(study, trial, param_name, param_distribution)
