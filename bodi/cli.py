@@ -284,6 +284,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.set_num_threads(max(1, min(torch.get_num_threads(), 2)))
     try:
         return args.handler(args)
+    except BrokenPipeError:  # e.g. `bodi show study.db | head`
+        sys.stderr.close()
+        return 0
     except (ValueError, RuntimeError, FileNotFoundError) as err:
         print(f"bodi: error: {err}", file=sys.stderr)
         return 2
