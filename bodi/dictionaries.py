@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from bodi.embedding import affine_embedding, one_hot
+from bodi.embedding import affine_embedding, one_hot, onehot_embedding
 
 DTYPE = torch.float64
 DICTIONARY_KINDS = ("diverse", "wavelet", "naive", "gaussian")
@@ -180,14 +180,16 @@ class Dictionary:
     cardinalities: tuple[int, ...]
     kind: str = "diverse"
     _projection: Tensor = field(init=False, repr=False, compare=False)
+    _affine: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        binary = all(c == 2 for c in self.cardinalities)
-        if self.kind == "gaussian" or binary:
+        affine = self.kind == "gaussian" or all(c == 2 for c in self.cardinalities)
+        if affine:
             # Prop. 1: phi = (d - zbar Abar^T) / 2 with Abar = 2A - 1 (or Gaussian).
             projection = self.rows if self.kind == "gaussian" else 2.0 * self.rows - 1.0
         else:
             projection = one_hot(self.rows, self.cardinalities)
+        object.__setattr__(self, "_affine", affine)
         object.__setattr__(self, "_projection", projection)
 
     @property
@@ -200,9 +202,9 @@ class Dictionary:
 
     def embed(self, Z: Tensor) -> Tensor:
         """``... x d`` discrete inputs -> ``... x m`` Hamming distances (one matrix product)."""
-        if self.kind == "gaussian" or all(c == 2 for c in self.cardinalities):
+        if self._affine:
             return affine_embedding(Z, self._projection)
-        return self.d - one_hot(Z, self.cardinalities) @ self._projection.to(Z).transpose(-1, -2)
+        return onehot_embedding(Z, self._projection, self.cardinalities)
 
 
 def make_dictionary(

@@ -64,5 +64,10 @@ def hamming_embedding(Z: Tensor, A: Tensor, cardinalities: Sequence[int]) -> Ten
     """
     if all(c == 2 for c in cardinalities):
         return affine_embedding(Z, 2.0 * A.to(Z) - 1.0)
-    d = Z.shape[-1]
-    return d - one_hot(Z, cardinalities) @ one_hot(A.to(Z), cardinalities).transpose(-1, -2)
+    return onehot_embedding(Z, one_hot(A.to(Z), cardinalities), cardinalities)
+
+
+def onehot_embedding(Z: Tensor, A_onehot: Tensor, cardinalities: Sequence[int]) -> Tensor:
+    """``phi(z) = d - onehot(z) onehot(A)^T`` for index-valued ``z`` (``... x d``) and a one-hot
+    encoded dictionary ``A_onehot`` (``m x sum(cardinalities)``); returns ``... x m``."""
+    return Z.shape[-1] - one_hot(Z, cardinalities) @ A_onehot.to(Z).transpose(-1, -2)

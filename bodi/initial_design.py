@@ -8,7 +8,7 @@ from torch.quasirandom import SobolEngine
 
 from bodi.dictionaries import as_generator
 from bodi.seeding import derive_seed
-from bodi.space import DTYPE, SearchSpace
+from bodi.space import DTYPE, SearchSpace, row_keys
 
 
 def initial_design(space: SearchSpace, n: int, seed: int) -> Tensor:
@@ -44,14 +44,12 @@ def _redraw_duplicates(space: SearchSpace, X: Tensor, g: torch.Generator) -> Ten
     """Replace repeated rows by uniform draws until all rows are distinct (when possible)."""
     limit = int(min(space.cardinality, len(X)))
     for _ in range(100):
-        _, inverse = torch.unique(X, dim=0, return_inverse=True)
-        first = torch.full((len(X),), -1, dtype=torch.long)
-        repeated = torch.zeros(len(X), dtype=torch.bool)
-        for row, group in enumerate(inverse.tolist()):
-            if first[group] >= 0:
-                repeated[row] = True
-            else:
-                first[group] = row
+        seen: set[int] = set()
+        flags = []
+        for key in row_keys(space, X).tolist():  # a row is repeated if an earlier one matches
+            flags.append(key in seen)
+            seen.add(key)
+        repeated = torch.tensor(flags, dtype=torch.bool)
         if not repeated.any() or (~repeated).sum() >= limit:
             break
         X[repeated] = space.sample(int(repeated.sum()), generator=g)

@@ -21,6 +21,7 @@ kernel; continuous and integer columns are the *ordinal* coordinates modelled by
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import numbers
@@ -252,6 +253,30 @@ class Integer:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "type": "integer", "low": self.low, "high": self.high}
+
+
+@functools.lru_cache(maxsize=64)
+def _hash_weights(dim: int) -> Tensor:
+    g = torch.Generator().manual_seed(0x5EED)
+    return torch.randint(-(2**62), 2**62, (dim,), generator=g, dtype=torch.long) | 1
+
+
+def row_keys(space: SearchSpace, X: Tensor) -> Tensor:
+    """An exact-integer hash per row of discrete points (``... x dim`` -> ``...`` int64).
+
+    Rows are mapped to their value indices and combined with fixed random 64-bit weights
+    (wrapping integer arithmetic is exact), so equal rows always get equal keys and distinct rows
+    collide with probability about ``2^-64``. Meant for spaces without continuous parameters.
+    """
+    scale = torch.tensor(
+        [p.high - p.low if p.kind == "integer" else 1 for p in space.parameters], dtype=DTYPE
+    )
+    return ((X * scale).round().long() * _hash_weights(space.dim)).sum(-1)
+
+
+def count_distinct(space: SearchSpace, X: Tensor) -> int:
+    """Number of distinct rows of discrete points ``X``."""
+    return len(set(row_keys(space, X).tolist()))
 
 
 Parameter = Binary | Categorical | Continuous | Integer

@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -116,17 +118,16 @@ class SQLiteStorage(Storage):
         except sqlite3.DatabaseError as err:  # pragma: no cover - guarded by the check
             raise ValueError(f"{self.path} is not a usable bodi study file: {err}") from err
 
-    def _transaction(self):
-        db = self._db
-
-        class _Tx:
-            def __enter__(self):
-                db.execute("BEGIN IMMEDIATE")
-
-            def __exit__(self, kind, *rest):
-                db.execute("COMMIT" if kind is None else "ROLLBACK")
-
-        return _Tx()
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One committed transaction (rolled back if the block raises)."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
 
     def get_study(self, name: str) -> StudyRecord | None:
         row = self._db.execute(

@@ -17,9 +17,8 @@ import torch
 from botorch.acquisition import AcquisitionFunction
 from torch import Tensor
 
-from bodi.space import DTYPE, SearchSpace
+from bodi.space import DTYPE, SearchSpace, row_keys
 
-HASH_SEED = 0x5EED
 NUM_SPRAY_CENTERS = 5  # spray starts: neighbours of this many best points
 
 
@@ -65,22 +64,6 @@ class NeighbourMoves:
         neighbours = X.unsqueeze(1).expand(b, K, X.shape[-1]).clone()
         index = self.column.view(1, K, 1).expand(b, K, 1)
         return neighbours.scatter_(2, index, new.unsqueeze(-1))
-
-
-def row_keys(space: SearchSpace, X: Tensor) -> Tensor:
-    """An exact-integer hash per row of discrete points (``... x dim`` -> ``...`` int64).
-
-    Rows are mapped to their value indices and combined with fixed random 64-bit weights
-    (wrapping integer arithmetic is exact), so equal rows always get equal keys and distinct rows
-    collide with probability about ``2^-64``.
-    """
-    scale = torch.tensor(
-        [p.high - p.low if p.kind == "integer" else 1 for p in space.parameters], dtype=DTYPE
-    )
-    indices = (X * scale).round().long()
-    g = torch.Generator().manual_seed(HASH_SEED)
-    weights = torch.randint(-(2**62), 2**62, (space.dim,), generator=g, dtype=torch.long) | 1
-    return (indices * weights).sum(-1)
 
 
 def local_search(

@@ -23,7 +23,7 @@ from bodi.acquisition.local_search import (
     SearchSpaceExhaustedError,
     local_search,
 )
-from bodi.space import SearchSpace
+from bodi.space import SearchSpace, count_distinct
 
 
 def _matches(X: Tensor, avoid: Tensor) -> Tensor:
@@ -100,11 +100,13 @@ def optimize_acquisition(
     """
     dim = space.dim
     avoid = torch.empty(0, dim, dtype=torch.float64) if avoid is None else avoid
-    if space.is_discrete and space.cardinality - len(torch.unique(avoid, dim=0)) < q:
-        raise SearchSpaceExhaustedError(
-            f"only {int(space.cardinality - len(torch.unique(avoid, dim=0)))} of the "
-            f"{int(space.cardinality)} configurations are left; cannot propose {q} new point(s)"
-        )
+    if space.is_discrete:
+        left = int(space.cardinality - count_distinct(space, avoid))
+        if left < q:
+            raise SearchSpaceExhaustedError(
+                f"only {left} of the {int(space.cardinality)} configurations are left; "
+                f"cannot propose {q} new point(s)"
+            )
     if method == "auto":
         method = "local" if space.is_discrete else "botorch"
     if method not in ("local", "botorch"):

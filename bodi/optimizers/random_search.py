@@ -7,21 +7,23 @@ from torch import Tensor
 
 from bodi.acquisition.local_search import SearchSpaceExhaustedError
 from bodi.optimizers.base import Optimizer
-from bodi.space import SearchSpace
+from bodi.space import SearchSpace, row_keys
 
 
 def sample_new_points(space: SearchSpace, n: int, taken: Tensor) -> Tensor:
     """``n x dim`` uniform samples; in a discrete space, distinct and none of ``taken``."""
     if not space.is_discrete:
         return space.sample(n)
-    if space.cardinality - len(torch.unique(taken, dim=0)) < n:
+    seen = set(row_keys(space, taken).tolist())
+    if space.cardinality - len(seen) < n:
         raise SearchSpaceExhaustedError("every configuration of the space has been proposed")
     out: list[Tensor] = []
     while len(out) < n:
-        for x in space.sample(max(64, 2 * n)):
-            if len(out) < n and not (taken == x).all(-1).any():
+        batch = space.sample(max(64, 2 * n))
+        for x, key in zip(batch, row_keys(space, batch).tolist(), strict=True):
+            if len(out) < n and key not in seen:
                 out.append(x)
-                taken = torch.cat([taken, x.unsqueeze(0)])
+                seen.add(key)
     return torch.stack(out)
 
 
