@@ -115,6 +115,29 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _modelfit(args: argparse.Namespace) -> int:
+    from bodi.experiments.modelfit import run_modelfit, summary_table, write_outputs
+    from bodi.experiments.runner import expand_seeds
+
+    seeds = expand_seeds(args.seeds)
+    models = None if args.models is None else [m.strip() for m in args.models.split(",")
+                                                if m.strip()]
+    command = (
+        f"bodi modelfit --problem {args.problem} --train {args.train} --test {args.test} "
+        f"--seeds {args.seeds} --out {args.out} --m {args.m}"
+        + (f" --models {','.join(models)}" if models is not None else "")
+        + (f" --wcnf {args.wcnf}" if args.wcnf else "")
+    )
+    study = run_modelfit(
+        args.problem, n_train=args.train, n_test=args.test, seeds=seeds, models=models,
+        dictionary_size=args.m, wcnf=args.wcnf, log=None if args.quiet else print,
+    )
+    paths = write_outputs(study, args.out, command)
+    print(summary_table(study.rows))
+    print(f"finished in {study.seconds:.0f} s; " + ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
 def load_objective(spec: str):
     """``"module:function"`` or ``"path/to/file.py:function"`` -> the callable."""
     import importlib
@@ -272,6 +295,24 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true", help="print every trial as JSON")
     show.add_argument("--plot", default=None, help="PNG path (default: STORAGE with .png)")
     show.set_defaults(handler=_show)
+
+    fit = sub.add_parser(
+        "modelfit",
+        help="predictive accuracy of the surrogates (HED dictionaries, overlap, diffusion) "
+        "on random train/test points of a problem",
+    )
+    fit.add_argument("--problem", default="maxsat60", help="benchmark problem name")
+    fit.add_argument("--wcnf", default=None, help="path of frb10-6-4.wcnf for maxsat60")
+    fit.add_argument("--train", type=_positive_int, default=50, help="training points per seed")
+    fit.add_argument("--test", type=_positive_int, default=50, help="test points per seed")
+    fit.add_argument("--seeds", default="0-9", help="e.g. 0-9 or 0,3,5")
+    fit.add_argument("--out", default="modelfit", help="output directory")
+    fit.add_argument("--models", default=None,
+                     help="comma-separated subset of hed-diverse,hed-naive,hed-wavelet,"
+                     "hed-gaussian,overlap,diffusion (default: all defined on the problem)")
+    fit.add_argument("--m", type=_positive_int, default=128, help="HED dictionary size")
+    fit.add_argument("--quiet", action="store_true", help="no per-seed progress lines")
+    fit.set_defaults(handler=_modelfit)
 
     rep = sub.add_parser("report", help="Markdown table of a results directory")
     rep.add_argument("results")

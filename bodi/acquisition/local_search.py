@@ -1,4 +1,4 @@
-"""Vectorised hill climbing over 1-Hamming neighbours for fully discrete spaces.
+"""Vectorised hill climbing over 1-Hamming neighbours (with continuous steps in mixed spaces).
 
 Paper, appendix "Local Search": starting points are the top-ranked candidates of a pool of
 uniform random points and "spray" points (the 1-Hamming neighbours of the best points found so
@@ -7,7 +7,9 @@ far); from each, greedy hill climbing moves to the best neighbour until no neigh
 active restarts with tensor operations and scores them in a single acquisition call.
 
 A neighbour changes one parameter: a bit flip, a categorical set to another value, or an integer
-moved one step. Points in ``avoid`` (evaluated or pending) are never returned.
+moved one step. Points in ``avoid`` (evaluated or pending) are never returned. With a
+:class:`~bodi.acquisition.trust_region.TrustRegion`, starts are drawn inside it and moves that
+leave it are refused.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 from botorch.acquisition import AcquisitionFunction
+from botorch.generation import gen_candidates_scipy
 from torch import Tensor
 
+from bodi.acquisition.trust_region import TrustRegion
 from bodi.space import DTYPE, SearchSpace, row_keys
 
 NUM_SPRAY_CENTERS = 5  # spray starts: neighbours of this many best points
@@ -77,18 +81,25 @@ def local_search(
     num_spray_centers: int = NUM_SPRAY_CENTERS,
     max_steps: int = 50,
     batch_limit: int = 16384,
+    region: TrustRegion | None = None,
+    continuous_steps: int = 3,
 ) -> tuple[Tensor, Tensor]:
-    """Maximize ``acq_function`` over a fully discrete ``space`` by multi-start hill climbing.
+    """Maximize ``acq_function`` by multi-start hill climbing over 1-Hamming neighbours.
+
+    In a space with continuous parameters the climb over the discrete parameters alternates
+    with L-BFGS-B on the continuous ones (``continuous_steps`` rounds, BoTorch's
+    ``gen_candidates_scipy``; CASMOPOLITAN's interleaved search).
 
     Args:
         acq_function: evaluated on ``b x 1 x dim`` inputs.
-        space: a space without continuous parameters.
-        avoid: ``k x dim`` points that must not be returned.
+        space: the search space.
+        avoid: ``k x dim`` points that must not be returned (fully discrete spaces).
         incumbents: ``c x dim`` best points so far (best first); the neighbours of the first
             ``num_spray_centers`` join the pool of starting candidates.
         num_restarts: number of hill climbs.
-        raw_samples: uniform random candidates in the pool.
+        raw_samples: uniform random candidates in the pool (drawn inside ``region``).
         max_steps: maximum number of moves per climb.
+        region: a trust region; nothing outside it is proposed.
 
     Returns:
         The best point found (``dim``) and its acquisition value (scalar).
@@ -97,28 +108,50 @@ def local_search(
         SearchSpaceExhaustedError: if no point outside ``avoid`` is found.
     """
     moves = NeighbourMoves(space)
-    avoid_keys = row_keys(space, avoid)
+    avoid_keys = row_keys(space, avoid) if space.is_discrete else None
 
     def score(X: Tensor) -> Tensor:
         with torch.no_grad():
             values = torch.cat(
                 [acq_function(chunk.unsqueeze(-2)) for chunk in X.split(batch_limit)]
             )
-        allowed = ~torch.isin(row_keys(space, X), avoid_keys)
+        allowed = torch.ones(len(X), dtype=torch.bool)
+        if avoid_keys is not None:
+            allowed &= ~torch.isin(row_keys(space, X), avoid_keys)
+        if region is not None:
+            allowed &= region.contains(X)
         return torch.where(allowed, values, torch.full_like(values, -torch.inf))
 
-    pool = [space.sample(raw_samples)]
+    pool = [space.sample(raw_samples) if region is None else region.sample(raw_samples)]
     if incumbents is not None and len(incumbents):
         pool.append(moves.apply(incumbents[:num_spray_centers]).reshape(-1, space.dim))
+    if region is not None:
+        pool.append(region.center.unsqueeze(0))
     pool = torch.cat(pool)
     _, first = np.unique(row_keys(space, pool).numpy(), return_index=True)
-    pool = pool[torch.from_numpy(np.sort(first))]
+    if space.is_discrete:  # distinct starting points
+        pool = pool[torch.from_numpy(np.sort(first))]
     pool_values = score(pool)
     if not torch.isfinite(pool_values).any():
         raise SearchSpaceExhaustedError("no candidate outside the evaluated points was found")
     top = pool_values.topk(min(num_restarts, len(pool))).indices
     X, values = pool[top], pool_values[top]
     X, values = X[torch.isfinite(values)], values[torch.isfinite(values)]
+    rounds = continuous_steps if space.continuous_dims else 1
+    for _ in range(rounds):
+        X, values = _climb(X, values, moves, score, max_steps)
+        if space.continuous_dims:
+            X, values = _continuous_step(acq_function, space, X, values, region)
+    best = values.argmax()
+    return X[best], values[best]
+
+
+def _climb(
+    X: Tensor, values: Tensor, moves: NeighbourMoves, score, max_steps: int
+) -> tuple[Tensor, Tensor]:
+    """Greedy 1-Hamming hill climbing of all rows of ``X`` at once."""
+    if len(moves) == 0:
+        return X, values
     active = torch.ones(len(X), dtype=torch.bool)
     for _ in range(max_steps):
         if not active.any():
@@ -133,5 +166,31 @@ def local_search(
         X[moved] = neighbours[improved, best_index[improved]]
         values[moved] = best_values[improved]
         active[rows[~improved]] = False
-    best = values.argmax()
-    return X[best], values[best]
+    return X, values
+
+
+def _continuous_step(
+    acq_function: AcquisitionFunction,
+    space: SearchSpace,
+    X: Tensor,
+    values: Tensor,
+    region: TrustRegion | None,
+) -> tuple[Tensor, Tensor]:
+    """L-BFGS-B on the continuous columns of every row (others fixed, per row), within the
+    region's box; a row keeps its old point unless the new one scores higher."""
+    bounds = space.bounds if region is None else region.bounds
+    fixed = [i for i in range(space.dim) if i not in set(space.continuous_dims)]
+    candidates, _ = gen_candidates_scipy(
+        initial_conditions=X.unsqueeze(-2),
+        acquisition_function=acq_function,
+        lower_bounds=bounds[0],
+        upper_bounds=bounds[1],
+        fixed_features={i: X[:, i] for i in fixed},
+        options={"maxiter": 100},
+    )
+    candidates = candidates.detach().squeeze(-2)
+    with torch.no_grad():
+        new_values = acq_function(candidates.unsqueeze(-2))
+    better = new_values > values
+    X = torch.where(better.unsqueeze(-1), candidates, X)
+    return X, torch.where(better, new_values, values)

@@ -23,6 +23,7 @@ from bodi.acquisition.local_search import (
     SearchSpaceExhaustedError,
     local_search,
 )
+from bodi.acquisition.trust_region import TrustRegion
 from bodi.space import SearchSpace, count_distinct
 
 
@@ -82,6 +83,7 @@ def optimize_acquisition(
     raw_samples: int = 1024,
     method: str = "auto",
     options: dict[str, Any] | None = None,
+    region: TrustRegion | None = None,
 ) -> Tensor:
     """Maximize ``acq_function`` over ``space``; returns a ``q x dim`` tensor of new points.
 
@@ -93,10 +95,12 @@ def optimize_acquisition(
             failed and pending ones).
         incumbents: ``b x dim`` best points so far (best first), centres of the spray starts.
         num_restarts, raw_samples: local-search starts and the random pool they come from.
-        method: ``"local"`` (:func:`bodi.acquisition.local_search.local_search`, fully
-            discrete spaces only), ``"botorch"`` (``optimize_acqf_mixed_alternating``), or
-            ``"auto"``: ``"local"`` for fully discrete spaces, ``"botorch"`` otherwise.
+        method: ``"local"`` (:func:`bodi.acquisition.local_search.local_search`; in mixed
+            spaces interleaved with continuous L-BFGS-B steps), ``"botorch"``
+            (``optimize_acqf_mixed_alternating``), or ``"auto"``: ``"local"`` for fully
+            discrete spaces or with a trust region, ``"botorch"`` otherwise.
         options: extra options for the chosen method.
+        region: a trust region (``"local"`` only): nothing outside it is proposed.
     """
     dim = space.dim
     avoid = torch.empty(0, dim, dtype=torch.float64) if avoid is None else avoid
@@ -108,16 +112,16 @@ def optimize_acquisition(
                 f"cannot propose {q} new point(s)"
             )
     if method == "auto":
-        method = "local" if space.is_discrete else "botorch"
+        method = "local" if space.is_discrete or region is not None else "botorch"
     if method not in ("local", "botorch"):
         raise ValueError(f"unknown acquisition optimizer {method!r} (use 'local' or 'botorch')")
-    if method == "local" and not space.is_discrete:
-        raise ValueError("the 'local' acquisition optimizer needs a space without continuous "
-                         "parameters")
+    if method == "botorch" and region is not None:
+        raise ValueError("a trust region needs the 'local' acquisition optimizer")
     centres = incumbents if incumbents is not None else torch.empty(0, dim, dtype=torch.float64)
     if method == "local":
         return _optimize_local(
-            acq_function, space, q, avoid, centres, num_restarts, raw_samples, options or {}
+            acq_function, space, q, avoid, centres, num_restarts, raw_samples,
+            {**(options or {}), "region": region},
         )
     return _optimize_botorch(
         acq_function, space, q, avoid, centres, num_restarts, raw_samples, options or {}

@@ -1,6 +1,22 @@
-"""Surrogate models: the HED kernel and the GP built on it."""
+"""Surrogate models: the HED kernel, the GP built on it and the baselines' kernels."""
 
-from bodi.models.gp import fit_model, make_hed_model
-from bodi.models.kernels import HammingEmbeddingKernel
+from bodi.models.gp import fit_model, make_gp, make_hed_model
+from bodi.models.kernels import DiffusionKernel, HammingEmbeddingKernel
+from bodi.models.surrogates import (
+    SURROGATES,
+    make_diffusion_kernel,
+    make_overlap_kernel,
+    make_surrogate,
+)
 
-__all__ = ["HammingEmbeddingKernel", "fit_model", "make_hed_model"]
+__all__ = [
+    "SURROGATES",
+    "DiffusionKernel",
+    "HammingEmbeddingKernel",
+    "fit_model",
+    "make_diffusion_kernel",
+    "make_gp",
+    "make_hed_model",
+    "make_overlap_kernel",
+    "make_surrogate",
+]

@@ -142,6 +142,18 @@ class HEDSingleTaskGP(SingleTaskGP):
         return posterior
 
 
+def make_gp(train_X: Tensor, train_Y: Tensor, covar_module: Kernel) -> HEDSingleTaskGP:
+    """An (unfitted) GP with ``covar_module``, a constant mean, BoTorch's default Gaussian
+    likelihood and standardized outcomes; ``train_X`` is ``n x dim`` (encoded), ``train_Y``
+    ``n x 1`` (larger is better). Every surrogate of bodi (HED, overlap, diffusion) is one."""
+    with warnings.catch_warnings():
+        # Categorical indices lie outside [0, 1] by design; the kernels handle them.
+        warnings.simplefilter("ignore", InputDataWarning)
+        return HEDSingleTaskGP(
+            train_X, train_Y, covar_module=covar_module, outcome_transform=Standardize(m=1)
+        )
+
+
 def make_hed_model(
     train_X: Tensor, train_Y: Tensor, space: SearchSpace, dictionary: Dictionary | None
 ) -> HEDSingleTaskGP:
@@ -153,15 +165,7 @@ def make_hed_model(
         space: the search space the inputs encode.
         dictionary: dictionary over ``space.discrete_dims`` (``None`` for purely ordinal spaces).
     """
-    with warnings.catch_warnings():
-        # Categorical indices lie outside [0, 1] by design; the kernel handles them.
-        warnings.simplefilter("ignore", InputDataWarning)
-        return HEDSingleTaskGP(
-            train_X,
-            train_Y,
-            covar_module=make_hed_kernel(space, dictionary),
-            outcome_transform=Standardize(m=1),
-        )
+    return make_gp(train_X, train_Y, make_hed_kernel(space, dictionary))
 
 
 def fit_model(model: SingleTaskGP, maxiter: int | None = FIT_MAXITER) -> SingleTaskGP:
@@ -198,6 +202,7 @@ __all__ = [
     "HEDSingleTaskGP",
     "fit_model",
     "lengthscales",
+    "make_gp",
     "make_hed_kernel",
     "make_hed_model",
     "matern_with_dim_scaled_prior",

@@ -1,13 +1,31 @@
-"""The HED kernel: a base kernel evaluated on the Hamming embedding of the discrete inputs."""
+"""Kernels on binary/categorical inputs.
+
+* :class:`HammingEmbeddingKernel`: BODi's HED kernel, a base kernel on the Hamming embedding.
+* :class:`DiffusionKernel`: COMBO's diffusion kernel on a product of complete graphs.
+
+The overlap kernel of CASMOPOLITAN is BoTorch's
+:class:`botorch.models.kernels.categorical.CategoricalKernel` (see
+:func:`bodi.models.surrogates.make_overlap_kernel`).
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import Any
 
+import torch
+from gpytorch.constraints import Interval
 from gpytorch.kernels import Kernel
+from gpytorch.priors import HalfCauchyPrior, HorseshoePrior, Prior
 from torch import Tensor
 
 from bodi.dictionaries import Dictionary
+
+#: COMBO's horseshoe scale ``tau`` for the diffusion weights ``beta`` (``graphGP/sampler/priors``).
+COMBO_HORSESHOE_SCALE = 5.0
+#: Priors of :class:`DiffusionKernel` by name, each with scale :data:`COMBO_HORSESHOE_SCALE`.
+BETA_PRIORS = {"halfcauchy": HalfCauchyPrior, "horseshoe": HorseshoePrior}
 
 
 class HammingEmbeddingKernel(Kernel):
@@ -39,3 +57,112 @@ class HammingEmbeddingKernel(Kernel):
 
     def forward(self, x1: Tensor, x2: Tensor, diag: bool = False, **params: Any) -> Tensor:
         return self.base_kernel.forward(self.embed(x1), self.embed(x2), diag=diag, **params)
+
+
+class DiffusionKernel(Kernel):
+    r"""COMBO's diffusion kernel on a product of complete graphs (Oh et al., NeurIPS 2019).
+
+    Every binary/categorical variable ``i`` with ``C_i`` values is a complete graph ``K_{C_i}``
+    (COMBO's graph for a categorical variable; for ``C = 2`` it is also the binary one). The
+    diffusion kernel of the Cartesian product graph with one ARD weight ``beta_i > 0`` per
+    variable factorises, ``K = prod_i exp(-beta_i L_i)``, and on ``K_C`` it has the closed form
+    (normalised by its constant diagonal, as COMBO does, so that ``k(x, x) = 1``)
+
+    .. math::
+
+        k_i(x_i, y_i) = 1 \text{ if } x_i = y_i \text{ else }
+        r_i = \frac{1 - e^{-C_i \beta_i}}{1 + (C_i - 1) e^{-C_i \beta_i}} \in (0, 1),
+
+    so ``k(x, y) = exp(sum_i [x_i != y_i] log r_i)``: one weighted sum of mismatch indicators.
+    ``beta_i -> 0`` gives ``r_i -> 0`` (points differing in ``x_i`` are uncorrelated), a large
+    ``beta_i`` gives ``r_i -> 1`` (``x_i`` is irrelevant). The signal variance is left to an
+    outer ``ScaleKernel``.
+
+    Hyperparameters, and how they differ from COMBO: COMBO puts a horseshoe prior (scale
+    ``tau = 5``, ``beta <= 100``) on each ``beta_i`` and integrates over the hyperparameters by
+    slice sampling (MCMC). Here ``beta`` is a **point estimate**, the MAP fitted with the other
+    hyperparameters by L-BFGS-B on the marginal likelihood (:func:`bodi.models.gp.fit_model`),
+    with ``beta`` constrained to ``[1e-6, 100]``. The default prior is a half-Cauchy with COMBO's
+    scale ``tau = 5`` (``beta_prior="halfcauchy"``): the horseshoe's local-scale distribution,
+    with the same ``1/beta^2`` tail but a bounded density at 0. The horseshoe itself
+    (``beta_prior="horseshoe"``: GPyTorch's :class:`~gpytorch.priors.HorseshoePrior`, log density
+    ``log((lb + ub) / 2)`` of the standard bounds ``lb = K/2 log(1 + 4 tau^2/beta^2)``,
+    ``ub = K log(1 + 2 tau^2/beta^2)``) is fine for MCMC but its density is unbounded at
+    ``beta = 0``, so its MAP degenerates: on MaxSAT60 with 50 points every ``beta`` went to the
+    lower bound, i.e. the white-noise kernel ``k(x, y) = [x = y]``, with constant predictions.
+    ``beta`` starts where ``r_i = exp(-1/d)``, i.e. where the kernel equals the overlap kernel
+    ``exp(-mean_i [x_i != y_i])`` with unit lengthscales.
+
+    Args:
+        cardinalities: number of values ``C_i >= 2`` of each of the kernel's ``d`` columns
+            (inputs are indices ``0 .. C_i - 1``).
+        active_dims: the ``d`` columns of the input the kernel acts on.
+        beta_prior: prior on ``beta``: ``"halfcauchy"`` (default, ``HalfCauchyPrior(5.0)``),
+            ``"horseshoe"`` (``HorseshoePrior(5.0)``), a GPyTorch ``Prior`` or ``None``.
+        beta_constraint: constraint on ``beta`` (default ``Interval(1e-6, 100)``).
+    """
+
+    has_lengthscale = False
+
+    def __init__(
+        self,
+        cardinalities: Sequence[int],
+        active_dims: Any = None,
+        beta_prior: Prior | str | None = "halfcauchy",
+        beta_constraint: Interval | None = None,
+        **kwargs: Any,
+    ) -> None:
+        cards = [int(c) for c in cardinalities]
+        if not cards or min(cards) < 2:
+            raise ValueError(f"cardinalities must be >= 2 and non-empty, got {cardinalities!r}")
+        if active_dims is not None and len(active_dims) != len(cards):
+            raise ValueError(
+                f"{len(cards)} cardinalities but {len(active_dims)} active dimensions"
+            )
+        super().__init__(active_dims=active_dims, **kwargs)
+        self.register_buffer("cardinalities", torch.tensor(cards, dtype=torch.float64))
+        d = len(cards)
+        batch = self.batch_shape
+        self.register_parameter("raw_beta", torch.nn.Parameter(torch.zeros(*batch, 1, d)))
+        constraint = beta_constraint if beta_constraint is not None else Interval(1e-6, 100.0)
+        self.register_constraint("raw_beta", constraint)
+        if isinstance(beta_prior, str):
+            if beta_prior not in BETA_PRIORS:
+                raise ValueError(f"unknown beta prior {beta_prior!r}; choose from {BETA_PRIORS}")
+            beta_prior = BETA_PRIORS[beta_prior](COMBO_HORSESHOE_SCALE)
+        if beta_prior is not None:
+            self.register_prior(
+                "beta_prior", beta_prior, lambda m: m.beta, lambda m, v: m._set_beta(v)
+            )
+        # Start at r_i = exp(-1/d): the overlap kernel with unit lengthscales.
+        r = math.exp(-1.0 / d)
+        c = self.cardinalities
+        e = (1.0 - r) / (1.0 + r * (c - 1.0))
+        self._set_beta(-torch.log(e) / c)
+
+    @property
+    def beta(self) -> Tensor:
+        return self.raw_beta_constraint.transform(self.raw_beta)
+
+    @beta.setter
+    def beta(self, value: Tensor) -> None:
+        self._set_beta(value)
+
+    def _set_beta(self, value: Tensor | float) -> None:
+        value = torch.as_tensor(value).to(self.raw_beta)
+        self.initialize(raw_beta=self.raw_beta_constraint.inverse_transform(value))
+
+    def log_ratio(self) -> Tensor:
+        """``log r_i`` (``... x 1 x d``): the log correlation of a mismatch in variable ``i``."""
+        c = self.cardinalities.to(self.raw_beta)
+        cb = c * self.beta
+        # log(1 - e^{-cb}) - log(1 + (c - 1) e^{-cb}), stable for small and large c * beta.
+        return torch.log(-torch.expm1(-cb)) - torch.log1p((c - 1.0) * torch.exp(-cb))
+
+    def forward(self, x1: Tensor, x2: Tensor, diag: bool = False, **params: Any) -> Tensor:
+        w = self.log_ratio()  # ... x 1 x d
+        if diag:
+            mismatch = (x1 != x2).to(w.dtype)  # ... x n x d
+            return torch.exp((mismatch * w).sum(-1))
+        mismatch = (x1.unsqueeze(-2) != x2.unsqueeze(-3)).to(w.dtype)  # ... x n x n' x d
+        return torch.exp((mismatch * w.unsqueeze(-2)).sum(-1))

@@ -271,6 +271,14 @@ class Optimizer(ABC):
         """Record that evaluating ``params`` failed (the message is kept with the trial)."""
         return self._record(self.space.encode(params)[0], None, message)
 
+    def unused_design_points(self, design: Tensor) -> Tensor:
+        """The rows of the ``k x dim`` initial ``design`` not yet among the trials."""
+        if not self.trials or len(design) == 0:
+            return design
+        seen = torch.stack([t.x for t in self.trials])
+        fresh = ~(design.unsqueeze(-2) == seen).all(-1).any(-1)
+        return design[fresh]
+
     @abstractmethod
     def _suggest(self, n: int) -> Tensor:
         """Return ``n x dim`` encoded new points; global RNGs are seeded by the caller."""

@@ -1,4 +1,10 @@
-"""BODi: Bayesian optimization with dictionary-based (HED) embeddings (paper, Algorithm 2)."""
+"""GP-based ask/tell optimizers: the shared loop (:class:`GPOptimizer`) and BODi (Algorithm 2).
+
+:class:`GPOptimizer` is the loop every GP method of bodi runs: the shared initial design, then
+per suggestion fit a GP (``make_model``), build the acquisition function and maximize it by local
+search (optionally inside a Hamming trust region). BODi, CASMOPOLITAN, COMBO and BoTorch's mixed
+GP differ only in the model (and CASMOPOLITAN in the trust region).
+"""
 
 from __future__ import annotations
 
@@ -6,9 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from botorch.models.model import Model
 from torch import Tensor
 
 from bodi.acquisition import ACQUISITIONS, make_acquisition, optimize_acquisition
+from bodi.acquisition.local_search import SearchSpaceExhaustedError
+from bodi.acquisition.trust_region import (
+    TrustRegion,
+    TrustRegionSettings,
+    region_from_state,
+    trust_region_state,
+)
 from bodi.dictionaries import DICTIONARY_KINDS, Dictionary, make_dictionary
 from bodi.initial_design import initial_design
 from bodi.models.gp import fit_model, make_hed_model
@@ -19,7 +33,146 @@ from bodi.space import SearchSpace
 from bodi.storage import Storage
 
 
-class BODi(Optimizer):
+class GPOptimizer(Optimizer):
+    """The GP loop shared by BODi and the GP baselines.
+
+    Args:
+        space, seed, direction, storage, study_name, on_pending: see
+            :class:`bodi.optimizers.Optimizer`.
+        n_init: size of the initial design (:func:`bodi.initial_design.initial_design`);
+            ``0`` when the initial points come from elsewhere (until two values are known,
+            points are then drawn uniformly).
+        acquisition: ``"logei"`` (default) or ``"ucb"``.
+        num_restarts, raw_samples: local-search starts and the random pool they are chosen from.
+        acquisition_optimizer: ``"auto"`` (vectorised local search in fully discrete spaces or
+            with a trust region, BoTorch's ``optimize_acqf_mixed_alternating`` otherwise),
+            ``"local"`` or ``"botorch"``.
+        acquisition_options: extra options for the acquisition optimizer.
+        ucb_beta: ``beta`` of UCB.
+        trust_region: ``False`` (search the whole space), ``True`` (CASMOPOLITAN's trust
+            region with its default sizes) or a :class:`TrustRegionSettings`.
+
+    Subclasses implement :meth:`make_model` and extend :meth:`settings`.
+    """
+
+    def __init__(
+        self,
+        space: SearchSpace,
+        *,
+        seed: int = 0,
+        direction: str = "minimize",
+        n_init: int = 20,
+        acquisition: str = "logei",
+        num_restarts: int = 10,
+        raw_samples: int = 1024,
+        acquisition_optimizer: str = "auto",
+        acquisition_options: dict[str, Any] | None = None,
+        ucb_beta: float = 2.0,
+        trust_region: bool | TrustRegionSettings = False,
+        storage: str | Path | Storage | None = None,
+        study_name: str | None = None,
+        on_pending: str = "reissue",
+    ) -> None:
+        if not isinstance(space, SearchSpace):
+            raise ValueError(f"space must be a bodi.SearchSpace, got {type(space).__name__}")
+        if isinstance(n_init, bool) or not isinstance(n_init, int) or n_init < 0:
+            raise ValueError(f"n_init must be a non-negative integer, got {n_init!r}")
+        if acquisition not in ACQUISITIONS:
+            raise ValueError(
+                f"unknown acquisition {acquisition!r}; choose one of {list(ACQUISITIONS)}"
+            )
+        if not isinstance(trust_region, bool | TrustRegionSettings):
+            raise ValueError(f"trust_region must be a bool or TrustRegionSettings, got "
+                             f"{trust_region!r}")
+        if trust_region is not False and acquisition_optimizer == "botorch":
+            raise ValueError("a trust region needs acquisition_optimizer 'auto' or 'local'")
+        self.n_init = n_init
+        self.acquisition = acquisition
+        self.num_restarts = num_restarts
+        self.raw_samples = raw_samples
+        self.acquisition_optimizer = acquisition_optimizer
+        self.acquisition_options = dict(acquisition_options or {})
+        self.ucb_beta = ucb_beta
+        self.trust_region_settings = (
+            TrustRegionSettings() if trust_region is True else trust_region or None
+        )
+        self.model: Model | None = None
+        self.region: TrustRegion | None = None
+        super().__init__(space, seed=seed, direction=direction, storage=storage,
+                         study_name=study_name, on_pending=on_pending)
+        self._design = initial_design(space, n_init, self.seed)
+
+    def settings(self) -> dict[str, Any]:
+        """The keyword settings of this optimizer (what a stored study needs to rebuild it)."""
+        tr = self.trust_region_settings
+        return {
+            "n_init": self.n_init,
+            "acquisition": self.acquisition,
+            "num_restarts": self.num_restarts,
+            "raw_samples": self.raw_samples,
+            "acquisition_optimizer": self.acquisition_optimizer,
+            "acquisition_options": self.acquisition_options,
+            "ucb_beta": self.ucb_beta,
+            "trust_region": False if tr is None else dict(tr.__dict__),
+        }
+
+    def make_model(self, train_X: Tensor, train_Y: Tensor) -> Model:
+        """A fitted model of ``n x dim`` inputs and ``n x 1`` outcomes (larger is better)."""
+        raise NotImplementedError
+
+    def _suggest(self, n: int) -> Tensor:
+        design = self.unused_design_points(self._design)[:n]
+        rest = n - len(design)
+        if rest == 0:
+            return design
+        if len(self._rows("complete")) < 2:  # nothing to model yet (e.g. failures)
+            taken = torch.cat([self._stack([t.x for t in self.trials]), design])
+            model_points = sample_new_points(self.space, rest, taken)
+        else:
+            model_points = self._model_points(rest, extra=design)
+        return torch.cat([design, model_points])
+
+    def trust_region(self) -> TrustRegion | None:
+        """The current trust region (``None``: search the whole space)."""
+        settings = self.trust_region_settings
+        if settings is None:
+            return None
+        X, Y = self.X_completed, self.Y_completed
+        state = trust_region_state(
+            Y.squeeze(-1).tolist(), self.n_init, settings, len(self.space.discrete_dims)
+        )
+        return region_from_state(self.space, state, X, Y)
+
+    def _model_points(self, q: int, extra: Tensor) -> Tensor:
+        X, Y = self.X_completed, self.Y_completed
+        pending = torch.cat([self.X_pending, extra])
+        self.model = model = self.make_model(X, Y)
+        acq = make_acquisition(
+            self.acquisition, model, X, Y,
+            X_pending=pending if len(pending) else None, q=q, ucb_beta=self.ucb_beta,
+        )
+        order = Y.squeeze(-1).argsort(descending=True)
+        self.region = self.trust_region()
+        kwargs = {
+            "q": q,
+            "avoid": torch.cat([X, self.X_failed, pending]),
+            "num_restarts": self.num_restarts,
+            "raw_samples": self.raw_samples,
+            "method": self.acquisition_optimizer,
+            "options": self.acquisition_options,
+        }
+        if self.region is not None:
+            inside = self.region.contains(X[order])
+            try:
+                return optimize_acquisition(
+                    acq, self.space, incumbents=X[order][inside], region=self.region, **kwargs
+                )
+            except SearchSpaceExhaustedError:  # every point of the region was evaluated
+                pass
+        return optimize_acquisition(acq, self.space, incumbents=X[order], **kwargs)
+
+
+class BODi(GPOptimizer):
     """Ask/tell BODi for binary, categorical and mixed spaces.
 
     Each suggestion (Algorithm 2): draw a new dictionary ``A`` (``m`` rows), fit a GP with the
@@ -32,19 +185,12 @@ class BODi(Optimizer):
         direction: ``"minimize"`` or ``"maximize"``.
         dictionary_size: ``m``, the number of dictionary rows (paper default 128).
         dictionary: ``"diverse"`` (default), ``"wavelet"``, ``"naive"`` or ``"gaussian"``.
-        n_init: size of the initial design (paper default 20); ``0`` when the initial points come
-            from elsewhere (until two values are known, points are then drawn uniformly).
-        acquisition: ``"logei"`` (default) or ``"ucb"``.
         new_dictionary_every_iteration: draw a fresh dictionary per suggestion (paper default);
             ``False`` keeps the first one.
-        num_restarts, raw_samples: local-search starts and the random pool they are chosen from
-            (the authors used 20 restarts; 10 gave the same results at a fraction of the time
-            in our measurement, see README "Design choices").
-        acquisition_optimizer: ``"auto"`` (vectorised local search in fully discrete spaces,
-            BoTorch's ``optimize_acqf_mixed_alternating`` otherwise), ``"local"`` or
-            ``"botorch"``.
-        acquisition_options: extra options for ``optimize_acqf_mixed_alternating``.
-        ucb_beta: ``beta`` of UCB.
+        n_init, acquisition, num_restarts, raw_samples, acquisition_optimizer,
+            acquisition_options, ucb_beta, trust_region: see :class:`GPOptimizer` (the authors
+            used 20 restarts; 10 gave the same results at a fraction of the time in our
+            measurement, see README "Design choices").
         storage, study_name, on_pending: persistence, see :class:`bodi.optimizers.Optimizer`.
 
     Example:
@@ -57,21 +203,10 @@ class BODi(Optimizer):
         self,
         space: SearchSpace,
         *,
-        seed: int = 0,
-        direction: str = "minimize",
         dictionary_size: int = 128,
         dictionary: str = "diverse",
-        n_init: int = 20,
-        acquisition: str = "logei",
         new_dictionary_every_iteration: bool = True,
-        num_restarts: int = 10,
-        raw_samples: int = 1024,
-        acquisition_optimizer: str = "auto",
-        acquisition_options: dict[str, Any] | None = None,
-        ucb_beta: float = 2.0,
-        storage: str | Path | Storage | None = None,
-        study_name: str | None = None,
-        on_pending: str = "reissue",
+        **kwargs: Any,
     ) -> None:
         if not isinstance(space, SearchSpace):
             raise ValueError(f"space must be a bodi.SearchSpace, got {type(space).__name__}")
@@ -88,41 +223,21 @@ class BODi(Optimizer):
                 f"the {dictionary!r} dictionary is defined for binary variables only; "
                 "this space has categorical parameters"
             )
-        if isinstance(n_init, bool) or not isinstance(n_init, int) or n_init < 0:
-            raise ValueError(f"n_init must be a non-negative integer, got {n_init!r}")
-        if acquisition not in ACQUISITIONS:
-            raise ValueError(
-                f"unknown acquisition {acquisition!r}; choose one of {list(ACQUISITIONS)}"
-            )
         self.dictionary_size = dictionary_size
         self.dictionary_kind = dictionary
-        self.n_init = n_init
-        self.acquisition = acquisition
         self.new_dictionary_every_iteration = new_dictionary_every_iteration
-        self.num_restarts = num_restarts
-        self.raw_samples = raw_samples
-        self.acquisition_optimizer = acquisition_optimizer
-        self.acquisition_options = dict(acquisition_options or {})
-        self.ucb_beta = ucb_beta
-        self.model = None
-        super().__init__(space, seed=seed, direction=direction, storage=storage,
-                         study_name=study_name, on_pending=on_pending)
-        self._design = initial_design(space, n_init, self.seed)
+        super().__init__(space, **kwargs)
 
     def settings(self) -> dict[str, Any]:
-        """The keyword settings of this optimizer (what a stored study needs to rebuild it)."""
-        return {
+        settings = {
             "dictionary_size": self.dictionary_size,
             "dictionary": self.dictionary_kind,
-            "n_init": self.n_init,
-            "acquisition": self.acquisition,
             "new_dictionary_every_iteration": self.new_dictionary_every_iteration,
-            "num_restarts": self.num_restarts,
-            "raw_samples": self.raw_samples,
-            "acquisition_optimizer": self.acquisition_optimizer,
-            "acquisition_options": self.acquisition_options,
-            "ucb_beta": self.ucb_beta,
+            **super().settings(),
         }
+        if settings["trust_region"] is False:  # studies stored before trust regions existed
+            del settings["trust_region"]
+        return settings
 
     def make_dictionary(self) -> Dictionary | None:
         """The dictionary for the next suggestion (``None`` without binary/categorical params)."""
@@ -136,43 +251,6 @@ class BODi(Optimizer):
             seed=derive_seed(self.seed, iteration, 0xD1C7),
         )
 
-    def _suggest(self, n: int) -> Tensor:
-        design = self._unused_design_points()[:n]
-        rest = n - len(design)
-        if rest == 0:
-            return design
-        if len(self._rows("complete")) < 2:  # nothing to model yet (e.g. failures)
-            taken = torch.cat([self._stack([t.x for t in self.trials]), design])
-            model_points = sample_new_points(self.space, rest, taken)
-        else:
-            model_points = self._model_points(rest, extra=design)
-        return torch.cat([design, model_points])
-
-    def _unused_design_points(self) -> Tensor:
-        if not self.trials:
-            return self._design
-        seen = torch.stack([t.x for t in self.trials])
-        fresh = ~(self._design.unsqueeze(-2) == seen).all(-1).any(-1)
-        return self._design[fresh]
-
-    def _model_points(self, q: int, extra: Tensor) -> Tensor:
-        X, Y = self.X_completed, self.Y_completed
-        pending = torch.cat([self.X_pending, extra])
-        model = fit_model(make_hed_model(X, Y, self.space, self.make_dictionary()))
-        self.model = model
-        acq = make_acquisition(
-            self.acquisition, model, X, Y,
-            X_pending=pending if len(pending) else None, q=q, ucb_beta=self.ucb_beta,
-        )
-        order = Y.squeeze(-1).argsort(descending=True)
-        return optimize_acquisition(
-            acq,
-            self.space,
-            q=q,
-            avoid=torch.cat([X, self.X_failed, pending]),
-            incumbents=X[order],
-            num_restarts=self.num_restarts,
-            raw_samples=self.raw_samples,
-            method=self.acquisition_optimizer,
-            options=self.acquisition_options,
-        )
+    def make_model(self, train_X: Tensor, train_Y: Tensor) -> Model:
+        """The GP on the HED embedding with this iteration's dictionary, fitted."""
+        return fit_model(make_hed_model(train_X, train_Y, self.space, self.make_dictionary()))

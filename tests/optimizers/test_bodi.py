@@ -193,7 +193,7 @@ def test_initial_design_points_are_issued_once_with_awkward_bounds():
     opt.tell(first, [1.0, 2.0, 3.0])
     second = opt.ask(3)
     assert all(x not in first for x in second)
-    assert opt._unused_design_points().shape[0] == 0
+    assert opt.unused_design_points(opt._design).shape[0] == 0
 
 
 def test_botorch_acquisition_optimizer_in_a_discrete_space_never_repeats():

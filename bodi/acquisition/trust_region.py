@@ -1,0 +1,194 @@
+"""Trust regions for the acquisition search: a Hamming ball times a box (CASMOPOLITAN).
+
+A :class:`TrustRegion` around a centre ``c`` holds the points ``x`` with
+
+    #{i in discrete dims : x_i != c_i} <= radius          (binary and categorical columns)
+    |x_j - c_j| <= length / 2                              (continuous and integer columns,
+                                                            encoded in [0, 1])
+
+(Wan et al., ICML 2021, Sec. 3; the box is not reweighted by the lengthscales here).
+
+Its size follows the success/failure rule of TuRBO/CASMOPOLITAN: after ``success_tolerance``
+consecutive improvements both the radius and the box grow by ``multiplier``; after
+``failure_tolerance`` consecutive non-improvements they shrink by it; when the radius falls below
+``min_radius`` (or the box below ``min_length``) the region *restarts*: the next point is chosen
+by the acquisition function over the whole space (a guided restart) and a new region grows around
+it. :func:`trust_region_state` replays that rule over a study's values, so the state is a pure
+function of the history (a resumed or rebuilt optimizer continues identically).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from bodi.space import DTYPE, SearchSpace
+
+
+@dataclass(frozen=True)
+class TrustRegionSettings:
+    """CASMOPOLITAN's defaults (its reference implementation); radii are capped at the number
+    of binary/categorical parameters."""
+
+    init_radius: int = 20
+    min_radius: int = 1
+    max_radius: int = 30
+    init_length: float = 0.8
+    min_length: float = 0.5**7
+    max_length: float = 1.6
+    success_tolerance: int = 3
+    failure_tolerance: int = 40
+    multiplier: float = 1.5
+    #: an improvement must exceed ``relative_improvement * |best|``
+    relative_improvement: float = 1e-3
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.min_radius <= self.init_radius <= self.max_radius:
+            raise ValueError("trust region radii must satisfy 1 <= min <= init <= max")
+        if not 0 < self.min_length <= self.init_length <= self.max_length:
+            raise ValueError("trust region lengths must satisfy 0 < min <= init <= max")
+        if self.success_tolerance < 1 or self.failure_tolerance < 1:
+            raise ValueError("trust region tolerances must be >= 1")
+        if self.multiplier <= 1:
+            raise ValueError("the trust region multiplier must be > 1")
+
+
+@dataclass
+class TrustRegionState:
+    """Where the success/failure rule stands after some observations.
+
+    ``start`` is the index (into the replayed values) where the current region began; ``None``
+    means the region has just restarted and the next point is chosen globally.
+    """
+
+    radius: int
+    length: float
+    successes: int = 0
+    failures: int = 0
+    best: float | None = None
+    start: int | None = 0
+    restarts: int = 0
+
+
+def trust_region_state(
+    values: Sequence[float], n_init: int, settings: TrustRegionSettings, n_discrete: int
+) -> TrustRegionState:
+    """Replay the size rule over ``values`` (completed values in order, larger is better).
+
+    The first ``n_init`` values form the first region's data; every later value is one step.
+    """
+    cap = max(1, n_discrete)
+    init_radius = min(settings.init_radius, cap)
+    max_radius = min(settings.max_radius, cap)
+    state = TrustRegionState(init_radius, settings.init_length)
+    for index, value in enumerate(values):
+        if state.start is None:  # the first point of a region after a restart
+            state.start, state.best = index, value
+            continue
+        if index < n_init or state.best is None:
+            state.best = value if state.best is None else max(state.best, value)
+            continue
+        if value > state.best + settings.relative_improvement * abs(state.best):
+            state.successes, state.failures = state.successes + 1, 0
+        else:
+            state.successes, state.failures = 0, state.failures + 1
+        state.best = max(state.best, value)
+        if state.successes == settings.success_tolerance:
+            state.radius = min(int(state.radius * settings.multiplier), max_radius)
+            state.length = min(state.length * settings.multiplier, settings.max_length)
+            state.successes = 0
+        elif state.failures == settings.failure_tolerance:
+            state.radius = int(state.radius / settings.multiplier)
+            state.length = state.length / settings.multiplier
+            state.failures = 0
+            if state.radius < settings.min_radius or state.length < settings.min_length:
+                state = TrustRegionState(init_radius, settings.init_length, start=None,
+                                         restarts=state.restarts + 1)
+    return state
+
+
+class TrustRegion:
+    """The region ``{x : hamming(x, center) <= radius, |x - center|_inf <= length / 2}``.
+
+    Args:
+        space: the search space.
+        center: ``dim`` encoded centre (the incumbent of the current region).
+        radius: Hamming radius over the binary/categorical columns.
+        length: edge length of the box over the continuous/integer columns.
+    """
+
+    def __init__(self, space: SearchSpace, center: Tensor, radius: int, length: float):
+        if radius < 0 or length <= 0:
+            raise ValueError(f"invalid trust region radius {radius} / length {length}")
+        self.space = space
+        self.center = center.to(DTYPE)
+        self.radius = int(radius)
+        self.length = float(length)
+        self._discrete = torch.tensor(space.discrete_dims, dtype=torch.long)
+        self._ordinal = torch.tensor(space.ordinal_dims, dtype=torch.long)
+
+    def __repr__(self) -> str:
+        return f"TrustRegion(radius={self.radius}, length={self.length:.4g})"
+
+    @property
+    def bounds(self) -> Tensor:
+        """``2 x dim`` bounds: the box on ordinal columns, the space's bounds elsewhere."""
+        bounds = self.space.bounds.clone()
+        if len(self._ordinal):
+            c = self.center[self._ordinal]
+            bounds[0, self._ordinal] = (c - self.length / 2).clamp(0.0, 1.0)
+            bounds[1, self._ordinal] = (c + self.length / 2).clamp(0.0, 1.0)
+        return bounds
+
+    def hamming(self, X: Tensor) -> Tensor:
+        """``...`` Hamming distances of ``... x dim`` points to the centre."""
+        return (X[..., self._discrete] != self.center[self._discrete]).sum(-1)
+
+    def contains(self, X: Tensor) -> Tensor:
+        """``...`` mask of the ``... x dim`` points inside the region."""
+        inside = self.hamming(X) <= self.radius
+        if len(self._ordinal):
+            bounds = self.bounds[:, self._ordinal]
+            tol = 1e-9
+            ordinal = X[..., self._ordinal]
+            inside &= ((ordinal >= bounds[0] - tol) & (ordinal <= bounds[1] + tol)).all(-1)
+        return inside
+
+    def sample(self, n: int, generator: torch.Generator | None = None) -> Tensor:
+        """``n x dim`` points of the region: a uniform number ``1..radius`` of discrete columns
+        changed to other random values, ordinal columns uniform in the box."""
+        X = self.center.expand(n, -1).clone()
+        d = len(self._discrete)
+        if d and self.radius > 0:
+            radius = min(self.radius, d)
+            changes = torch.randint(1, radius + 1, (n,), generator=generator)
+            ranks = torch.rand(n, d, generator=generator).argsort(-1).argsort(-1)
+            chosen = ranks < changes.unsqueeze(-1)  # n x d, exactly `changes` per row
+            cards = torch.tensor(
+                [self.space.parameters[i].cardinality for i in self._discrete.tolist()],
+                dtype=DTYPE,
+            )
+            shift = torch.floor(torch.rand(n, d, generator=generator) * (cards - 1)) + 1
+            moved = torch.remainder(X[:, self._discrete] + shift, cards)
+            X[:, self._discrete] = torch.where(chosen, moved, X[:, self._discrete])
+        if len(self._ordinal):
+            low, high = self.bounds[:, self._ordinal]
+            u = torch.rand(n, len(self._ordinal), generator=generator, dtype=DTYPE)
+            X[:, self._ordinal] = low + u * (high - low)
+        return self.space.round(X)
+
+
+def region_from_state(
+    space: SearchSpace, state: TrustRegionState, X: Tensor, Y: Tensor
+) -> TrustRegion | None:
+    """The region of ``state`` centred at the best of its points (``X``/``Y`` are the replayed
+    inputs and values, ``n x dim`` and ``n x 1``); ``None`` right after a restart."""
+    if state.start is None:
+        return None
+    Y_region = Y[state.start :].squeeze(-1)
+    center = X[state.start :][Y_region.argmax()]
+    return TrustRegion(space, center, state.radius, max(state.length, math.ldexp(1.0, -30)))

@@ -1,0 +1,280 @@
+"""SMAC3 (random-forest Bayesian optimization) as a baseline, driven through SMAC's ask/tell API.
+
+Needs the ``smac`` and ``ConfigSpace`` packages (``pip install bodi[baselines]``); they are
+imported when a suggestion needs them, so ``import bodi.baselines`` works without them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import numbers
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from bodi.initial_design import initial_design
+from bodi.optimizers.base import Optimizer
+from bodi.optimizers.random_search import sample_new_points
+from bodi.seeding import derive_seed
+from bodi.space import DTYPE, Categorical, SearchSpace, Value, row_keys
+from bodi.storage import Storage
+
+#: SMAC's intensifier gives up after this many loops without a new trial; with the whole history
+#: told at once it may need one loop per told configuration, so the budget is this plus that.
+_INTENSIFIER_RETRIES = 16
+
+
+def host_choices(parameter: Categorical) -> list[Value]:
+    """The choices handed to a host library (ConfigSpace, Optuna): the user's own, or the
+    indices ``0..k-1`` when two of them compare equal there (e.g. ``1``, ``1.0`` and ``True``)."""
+    choices = list(parameter.choices)
+    return choices if len(set(choices)) == len(choices) else list(range(len(choices)))
+
+
+def replace_repeats(space: SearchSpace, X: Tensor, taken: Tensor) -> Tensor:
+    """In a fully discrete space, replace every row of ``X`` that repeats a row of ``taken`` or an
+    earlier row of ``X`` by a fresh uniform sample (never proposed before); else return ``X``."""
+    if not space.is_discrete or len(X) == 0:
+        return X
+    seen = set(row_keys(space, taken).tolist())
+    repeated = []
+    for i, key in enumerate(row_keys(space, X).tolist()):
+        if key in seen:
+            repeated.append(i)
+        seen.add(key)
+    if not repeated:
+        return X
+    X = X.clone()
+    X[repeated] = sample_new_points(space, len(repeated), torch.cat([taken, X]))
+    return X
+
+
+@contextlib.contextmanager
+def quiet_logger(name: str, level: int = logging.ERROR) -> Iterator[None]:
+    """Raise the level of logger ``name`` for the duration of a block (then restore it)."""
+    logger = logging.getLogger(name)
+    old = logger.level
+    logger.setLevel(max(level, old))
+    try:
+        yield
+    finally:
+        logger.setLevel(old)
+
+
+def make_configspace(space: SearchSpace, seed: int | None = None) -> Any:
+    """The ConfigSpace ``ConfigurationSpace`` of a bodi space.
+
+    Binary -> categorical ``[False, True]``; Categorical -> categorical over the choices (see
+    :func:`host_choices`); Continuous -> ``UniformFloatHyperparameter`` (``log`` kept); Integer ->
+    ``UniformIntegerHyperparameter``. Categorical vector values are then exactly bodi's encoding.
+    """
+    from ConfigSpace import (
+        CategoricalHyperparameter,
+        ConfigurationSpace,
+        UniformFloatHyperparameter,
+        UniformIntegerHyperparameter,
+    )
+
+    hyperparameters = []
+    for p in space.parameters:
+        if p.kind == "binary":
+            hyperparameters.append(CategoricalHyperparameter(p.name, [False, True]))
+        elif p.kind == "categorical":
+            hyperparameters.append(CategoricalHyperparameter(p.name, host_choices(p)))
+        elif p.kind == "continuous":
+            hyperparameters.append(UniformFloatHyperparameter(p.name, p.low, p.high, log=p.log))
+        else:
+            hyperparameters.append(UniformIntegerHyperparameter(p.name, p.low, p.high))
+    configspace = ConfigurationSpace(seed=seed)
+    configspace.add(hyperparameters)
+    return configspace
+
+
+def to_configuration(configspace: Any, space: SearchSpace, x: Tensor) -> Any:
+    """The ConfigSpace ``Configuration`` of one encoded bodi row."""
+    from ConfigSpace import Configuration
+
+    vector = np.zeros(space.dim)
+    for p, value in zip(space.parameters, x.tolist(), strict=True):
+        j = configspace.index_of[p.name]
+        if p.kind in ("binary", "categorical"):
+            vector[j] = round(value)
+        else:
+            vector[j] = float(configspace[p.name].to_vector(p.decode(value)))
+    return Configuration(configspace, vector=vector)
+
+
+def from_configuration(configspace: Any, space: SearchSpace, config: Any) -> list[float]:
+    """The encoded bodi row of a ConfigSpace ``Configuration``."""
+    vector = config.get_array()
+    row = []
+    for p in space.parameters:
+        if p.kind in ("binary", "categorical"):
+            row.append(float(vector[configspace.index_of[p.name]]))
+        elif p.kind == "continuous":
+            row.append(p.encode(min(max(float(config[p.name]), p.low), p.high)))
+        else:
+            row.append(p.encode(min(max(round(config[p.name]), p.low), p.high)))
+    return row
+
+
+class SMAC(Optimizer):
+    """SMAC3's ``HyperparameterOptimizationFacade`` behind bodi's ask/tell interface.
+
+    The first ``n_init`` points are the shared :func:`bodi.initial_design.initial_design`. After
+    that, every suggestion builds a fresh SMAC facade from the history (so the optimizer is
+    stateless, like the benchmark runner wants it), tells it every completed trial and asks it
+    for the new points through ``facade.ask()``. Settings:
+
+    * ``HyperparameterOptimizationFacade`` with its defaults: random forest (10 trees, all
+      features, ``min_samples_split=2``, ``min_samples_leaf=1``, bootstrapping, ``log_y``) on
+      log-scaled costs, log expected improvement (``xi=0``), ``LocalAndSortedRandomSearch``
+      (10,000 random challengers plus 10 local searches) and an interleaved random
+      configuration with probability 0.2;
+    * except: the initial design is empty (the shared design above is the only one), the
+      scenario is deterministic and the intensifier evaluates each configuration once
+      (``max_config_calls=1``: no re-evaluation of the incumbent on other seeds);
+    * two settings of the forest for speed only: it runs in one thread (``n_jobs=1``; SMAC's
+      default of all cores made a suggestion 2.5x slower on a shared 2-core machine), and
+      ``max_leaf_nodes`` is the number of observations + 1 instead of ``2**20``: a tree cannot
+      have more leaves than samples, so the trees are identical (same builder, same random
+      draws), but scikit-learn no longer allocates room for 2 million nodes per tree, which
+      took ~0.1 s per tree (1 s of each suggestion);
+    * costs are ``-(sign * value)`` (SMAC minimizes); failed trials are told as ``CRASHED``
+      with the worst cost observed so far (SMAC's ``crash_cost``; its default ``inf`` would
+      break the log-scaled cost model); a configuration told several times gets its mean cost;
+      pending trials (and this batch's design points) are added as running trials;
+    * the scenario seed derives from ``seed`` and the number of trials; SMAC writes its files
+      to a temporary directory that is removed after the suggestion; its logging is silenced
+      (level ``ERROR``) during a suggestion.
+
+    SMAC never asks a configuration it has seen; should a proposal still repeat a trial of a
+    fully discrete space, it is replaced by a uniform sample that was never proposed. Until a
+    first value is known, points are drawn uniformly.
+
+    Args:
+        space, seed, direction, storage, study_name, on_pending: see
+            :class:`bodi.optimizers.Optimizer`.
+        n_init: size of the shared initial design (``0``: none).
+    """
+
+    def __init__(
+        self,
+        space: SearchSpace,
+        *,
+        seed: int = 0,
+        direction: str = "minimize",
+        n_init: int = 20,
+        storage: str | Path | Storage | None = None,
+        study_name: str | None = None,
+        on_pending: str = "reissue",
+    ) -> None:
+        if isinstance(n_init, bool) or not isinstance(n_init, numbers.Integral) or n_init < 0:
+            raise ValueError(f"n_init must be a non-negative integer, got {n_init!r}")
+        self.n_init = int(n_init)
+        super().__init__(space, seed=seed, direction=direction, storage=storage,
+                         study_name=study_name, on_pending=on_pending)
+        self._design = initial_design(space, self.n_init, self.seed)
+
+    def settings(self) -> dict[str, Any]:
+        return {"n_init": self.n_init}
+
+    def _suggest(self, n: int) -> Tensor:
+        design = self.unused_design_points(self._design)[:n]
+        rest = n - len(design)
+        if rest == 0:
+            return design
+        taken = torch.cat([self._stack([t.x for t in self.trials]), design])
+        if not self._rows("complete"):
+            return torch.cat([design, sample_new_points(self.space, rest, taken)])
+        points = self._smac_points(rest, design)
+        if len(points) < rest:  # SMAC gave up (e.g. a nearly exhausted discrete space)
+            more = sample_new_points(self.space, rest - len(points), torch.cat([taken, points]))
+            points = torch.cat([points, more])
+        return torch.cat([design, replace_repeats(self.space, points, taken)])
+
+    def _smac_points(self, q: int, design: Tensor) -> Tensor:
+        """Up to ``q`` points asked from a SMAC facade told the whole history."""
+        try:
+            from smac import HyperparameterOptimizationFacade as Facade
+            from smac import Scenario
+            from smac.intensifier.intensifier import Intensifier
+            from smac.main.exceptions import ConfigurationSpaceExhaustedException
+            from smac.model.random_forest.random_forest import RandomForest
+            from smac.runhistory.dataclasses import TrialInfo, TrialValue
+            from smac.runhistory.enumerations import StatusType
+        except ImportError as err:  # pragma: no cover - depends on the environment
+            raise ImportError(
+                "the SMAC baseline needs smac and ConfigSpace: pip install 'bodi[baselines]'"
+            ) from err
+
+        told: dict[tuple[float, ...], list[float]] = {}  # config -> costs (empty: only failed)
+        for trial in self.trials:
+            if trial.state == "complete":
+                told.setdefault(tuple(trial.x.tolist()), []).append(-self.sign * trial.value)
+            elif trial.state == "failed":
+                told.setdefault(tuple(trial.x.tolist()), [])
+        costs = [c for cs in told.values() for c in cs]
+        worst = max(costs)
+        running = {tuple(x.tolist()) for x in torch.cat([self.X_pending, design])} - told.keys()
+
+        seed = derive_seed(self.seed, len(self.trials), 0x5AC3) % (2**31 - 1)
+        configspace = make_configspace(self.space, seed)
+        rows: list[list[float]] = []
+        with tempfile.TemporaryDirectory(prefix="bodi-smac-") as tmp, quiet_logger("smac"):
+            scenario = Scenario(
+                configspace,
+                name="bodi",
+                output_directory=Path(tmp) / "smac3_output",
+                deterministic=True,
+                crash_cost=float(worst),
+                n_trials=len(self.trials) + len(design) + q + 1,
+                seed=seed,
+            )
+            model = RandomForest(  # the facade's get_model() defaults, see the class docstring
+                configspace, log_y=True, n_trees=10, ratio_features=1.0, min_samples_split=2,
+                min_samples_leaf=1, max_depth=2**20, bootstrapping=True, seed=seed, n_jobs=1,
+                max_leaf_nodes=len(told) + 1,
+            )
+            intensifier = Intensifier(
+                scenario, max_config_calls=1, retries=_INTENSIFIER_RETRIES + len(told)
+            )
+            facade = Facade(
+                scenario,
+                None,  # no target function: ask/tell only
+                model=model,
+                initial_design=Facade.get_initial_design(scenario, n_configs=0),
+                intensifier=intensifier,
+                logging_level=False,
+                overwrite=True,
+            )
+            for key, values in told.items():
+                config = to_configuration(configspace, self.space, torch.tensor(key))
+                if values:
+                    value = TrialValue(cost=math.fsum(values) / len(values))
+                else:
+                    value = TrialValue(cost=float(worst), status=StatusType.CRASHED)
+                facade.tell(TrialInfo(config, seed=0), value, save=False)
+            for key in running:
+                config = to_configuration(configspace, self.space, torch.tensor(key))
+                facade.runhistory.add_running_trial(TrialInfo(config, seed=0))
+            # The intensifier would queue every told configuration and drop them one by one (each
+            # is an incumbent or rejected), comparing configurations in O(n^2); start it from the
+            # incumbents instead: the same trials (checked), in linear time.
+            intensifier.set_state({"queue": [
+                (facade.runhistory.get_config_id(c), 1) for c in intensifier.get_incumbents()
+            ]})
+            for _ in range(q):
+                try:
+                    info = facade.ask()
+                except (StopIteration, ConfigurationSpaceExhaustedException):
+                    break
+                rows.append(from_configuration(configspace, self.space, info.config))
+        return torch.tensor(rows, dtype=DTYPE).reshape(len(rows), self.space.dim)

@@ -1,0 +1,189 @@
+"""Optuna's TPE sampler as a baseline, driven through Optuna's ask/tell API.
+
+Needs the ``optuna`` package (``pip install bodi[baselines]``); it is imported when a suggestion
+needs it, so ``import bodi.baselines`` works without it.
+"""
+
+from __future__ import annotations
+
+import numbers
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from bodi.baselines.smac3 import host_choices, quiet_logger, replace_repeats
+from bodi.initial_design import initial_design
+from bodi.optimizers.base import Optimizer
+from bodi.optimizers.random_search import sample_new_points
+from bodi.seeding import derive_seed
+from bodi.space import DTYPE, SearchSpace, Value, row_keys
+from bodi.storage import Storage
+
+#: in a fully discrete space, how often a repeated proposal is asked again before it is replaced
+#: by a uniform sample
+ASK_RETRIES = 10
+
+
+def make_distributions(space: SearchSpace) -> dict[str, Any]:
+    """Optuna distributions of a bodi space.
+
+    Binary -> ``CategoricalDistribution([False, True])``; Categorical -> categorical over the
+    choices (see :func:`bodi.baselines.smac3.host_choices`); Continuous -> ``FloatDistribution``
+    (``log`` kept); Integer -> ``IntDistribution``. Categorical internal values are then exactly
+    bodi's encoding.
+    """
+    from optuna.distributions import (
+        CategoricalDistribution,
+        FloatDistribution,
+        IntDistribution,
+    )
+
+    distributions: dict[str, Any] = {}
+    for p in space.parameters:
+        if p.kind == "binary":
+            distributions[p.name] = CategoricalDistribution([False, True])
+        elif p.kind == "categorical":
+            distributions[p.name] = CategoricalDistribution(host_choices(p))
+        elif p.kind == "continuous":
+            distributions[p.name] = FloatDistribution(p.low, p.high, log=p.log)
+        else:
+            distributions[p.name] = IntDistribution(p.low, p.high)
+    return distributions
+
+
+def to_optuna_params(
+    space: SearchSpace, distributions: dict[str, Any], x: Tensor
+) -> dict[str, Value]:
+    """Optuna parameter values of one encoded bodi row."""
+    params: dict[str, Value] = {}
+    for p, value in zip(space.parameters, x.tolist(), strict=True):
+        dist = distributions[p.name]
+        if p.kind in ("binary", "categorical"):
+            params[p.name] = dist.to_external_repr(round(value))
+        else:
+            params[p.name] = p.decode(value)
+    return params
+
+
+def from_optuna_params(
+    space: SearchSpace, distributions: dict[str, Any], params: dict[str, Any]
+) -> list[float]:
+    """The encoded bodi row of Optuna parameter values."""
+    row = []
+    for p in space.parameters:
+        value = params[p.name]
+        if p.kind in ("binary", "categorical"):
+            row.append(float(distributions[p.name].to_internal_repr(value)))
+        elif p.kind == "continuous":
+            row.append(p.encode(min(max(float(value), p.low), p.high)))
+        else:
+            row.append(p.encode(min(max(round(value), p.low), p.high)))
+    return row
+
+
+class TPE(Optimizer):
+    """Optuna's ``TPESampler`` behind bodi's ask/tell interface.
+
+    The first ``n_init`` points are the shared :func:`bodi.initial_design.initial_design`. After
+    that, every suggestion builds a fresh in-memory Optuna study, adds every trial of the history
+    with ``study.add_trial(optuna.trial.create_trial(...))`` (completed trials with their value,
+    failed ones as ``FAIL``, pending ones and this batch's design points as ``RUNNING``) and calls
+    ``study.ask(distributions)`` for each new point. Settings:
+
+    * ``TPESampler(seed=..., n_startup_trials=0)`` with Optuna 5.0's other defaults: the
+      multivariate TPE (``multivariate=None`` means multivariate for one objective) with the
+      constant liar (running trials count as bad ones, so a batch is diverse), 24 EI candidates,
+      Optuna's default ``gamma`` and weights. ``n_startup_trials=0`` makes TPE model right after
+      the shared design (Optuna's own 10 random startup trials would add to it); until a first
+      value is known, points are drawn uniformly instead.
+    * The sampler seed derives from ``seed`` and the number of trials; Optuna's logging is
+      silenced (level ``ERROR``) during a suggestion.
+
+    TPE often proposes a configuration again in small discrete spaces; in a fully discrete space
+    such a proposal is left running (the constant liar then steers away from it) and asked again,
+    up to :data:`ASK_RETRIES` times, and then replaced by a uniform sample never proposed before.
+
+    Args:
+        space, seed, direction, storage, study_name, on_pending: see
+            :class:`bodi.optimizers.Optimizer`.
+        n_init: size of the shared initial design (``0``: none).
+    """
+
+    def __init__(
+        self,
+        space: SearchSpace,
+        *,
+        seed: int = 0,
+        direction: str = "minimize",
+        n_init: int = 20,
+        storage: str | Path | Storage | None = None,
+        study_name: str | None = None,
+        on_pending: str = "reissue",
+    ) -> None:
+        if isinstance(n_init, bool) or not isinstance(n_init, numbers.Integral) or n_init < 0:
+            raise ValueError(f"n_init must be a non-negative integer, got {n_init!r}")
+        self.n_init = int(n_init)
+        super().__init__(space, seed=seed, direction=direction, storage=storage,
+                         study_name=study_name, on_pending=on_pending)
+        self._design = initial_design(space, self.n_init, self.seed)
+
+    def settings(self) -> dict[str, Any]:
+        return {"n_init": self.n_init}
+
+    def _suggest(self, n: int) -> Tensor:
+        design = self.unused_design_points(self._design)[:n]
+        rest = n - len(design)
+        if rest == 0:
+            return design
+        taken = torch.cat([self._stack([t.x for t in self.trials]), design])
+        if not self._rows("complete"):
+            return torch.cat([design, sample_new_points(self.space, rest, taken)])
+        points = self._tpe_points(rest, design, taken)
+        return torch.cat([design, replace_repeats(self.space, points, taken)])
+
+    def _tpe_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
+        """``q`` points asked from an Optuna study that holds the whole history."""
+        try:
+            import optuna
+            from optuna.trial import TrialState, create_trial
+        except ImportError as err:  # pragma: no cover - depends on the environment
+            raise ImportError("the TPE baseline needs optuna: pip install 'bodi[baselines]'") from err
+
+        distributions = make_distributions(self.space)
+        seed = derive_seed(self.seed, len(self.trials), 0x7BE) % 2**32
+        with quiet_logger("optuna"):
+            sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=0)
+            study = optuna.create_study(direction=self.direction, sampler=sampler)
+            frozen = []
+            for trial in self.trials:
+                params = to_optuna_params(self.space, distributions, trial.x)
+                if trial.state == "complete":
+                    frozen.append(create_trial(params=params, distributions=distributions,
+                                               value=trial.value))
+                else:
+                    state = TrialState.FAIL if trial.state == "failed" else TrialState.RUNNING
+                    frozen.append(create_trial(params=params, distributions=distributions,
+                                               state=state))
+            for x in design:
+                frozen.append(create_trial(
+                    params=to_optuna_params(self.space, distributions, x),
+                    distributions=distributions, state=TrialState.RUNNING,
+                ))
+            study.add_trials(frozen)
+            seen = set(row_keys(self.space, taken).tolist()) if self.space.is_discrete else None
+            rows: list[list[float]] = []
+            for _ in range(q):
+                for _attempt in range(ASK_RETRIES + 1):
+                    row = from_optuna_params(
+                        self.space, distributions, study.ask(distributions).params
+                    )
+                    if seen is None:
+                        break
+                    key = int(row_keys(self.space, torch.tensor([row], dtype=DTYPE))[0])
+                    if key not in seen:
+                        seen.add(key)
+                        break
+                rows.append(row)  # a repeat left after the retries is replaced by the caller
+        return torch.tensor(rows, dtype=DTYPE).reshape(len(rows), self.space.dim)
