@@ -1,9 +1,24 @@
-"""Baseline optimizers of the benchmark, each behind :class:`bodi.optimizers.Optimizer`."""
+"""Baseline optimizers of the benchmark, each behind :class:`bodi.optimizers.Optimizer`.
 
+GP baselines share BODi's loop (:class:`bodi.optimizers.bo.GPOptimizer`) and differ in the
+model: CASMOPOLITAN (overlap kernel + Hamming trust region), COMBO (diffusion kernel) and
+BoTorch's ``MixedSingleTaskGP``. SMAC and TPE drive the real ``smac`` and ``optuna`` packages.
+"""
+
+from bodi.baselines.botorch_mixed import BoTorchMixed
+from bodi.baselines.casmopolitan import CASMOPOLITAN
+from bodi.baselines.combo import COMBO
 from bodi.baselines.smac3 import SMAC
 from bodi.baselines.tpe import TPE
 
+#: class name -> class, for reloading stored studies
+BASELINES = {cls.__name__: cls for cls in (BoTorchMixed, CASMOPOLITAN, COMBO, SMAC, TPE)}
+
 __all__ = [
+    "BASELINES",
+    "CASMOPOLITAN",
+    "COMBO",
     "SMAC",
     "TPE",
+    "BoTorchMixed",
 ]

@@ -12,13 +12,22 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from bodi.baselines import CASMOPOLITAN, COMBO, SMAC, TPE, BoTorchMixed
 from bodi.optimizers import BODi, Optimizer, RandomSearch
 from bodi.space import SearchSpace
 
 #: name -> optimizer class (every class takes ``space, seed=, direction=`` and its options)
-METHODS: dict[str, Callable[..., Optimizer]] = {"bodi": BODi, "random": RandomSearch}
+METHODS: dict[str, Callable[..., Optimizer]] = {
+    "bodi": BODi,
+    "random": RandomSearch,
+    "casmopolitan": CASMOPOLITAN,
+    "combo": COMBO,
+    "smac": SMAC,
+    "tpe": TPE,
+    "botorch-mixed": BoTorchMixed,
+}
 #: methods whose initial design size is the runner's ``n_init``
-USES_N_INIT = {"bodi"}
+USES_N_INIT = {"bodi", "casmopolitan", "combo", "smac", "tpe", "botorch-mixed"}
 ALIASES = {"m": "dictionary_size"}
 _SPEC = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*(?:\[(.*)\])?\s*$")
 

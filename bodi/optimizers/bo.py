@@ -50,7 +50,8 @@ class GPOptimizer(Optimizer):
         acquisition_options: extra options for the acquisition optimizer.
         ucb_beta: ``beta`` of UCB.
         trust_region: ``False`` (search the whole space), ``True`` (CASMOPOLITAN's trust
-            region with its default sizes) or a :class:`TrustRegionSettings`.
+            region with its default sizes), a :class:`TrustRegionSettings` or a dict of its
+            fields.
 
     Subclasses implement :meth:`make_model` and extend :meth:`settings`.
     """
@@ -68,7 +69,7 @@ class GPOptimizer(Optimizer):
         acquisition_optimizer: str = "auto",
         acquisition_options: dict[str, Any] | None = None,
         ucb_beta: float = 2.0,
-        trust_region: bool | TrustRegionSettings = False,
+        trust_region: bool | TrustRegionSettings | dict[str, Any] = False,
         storage: str | Path | Storage | None = None,
         study_name: str | None = None,
         on_pending: str = "reissue",
@@ -81,6 +82,8 @@ class GPOptimizer(Optimizer):
             raise ValueError(
                 f"unknown acquisition {acquisition!r}; choose one of {list(ACQUISITIONS)}"
             )
+        if isinstance(trust_region, dict):  # as stored with a study
+            trust_region = TrustRegionSettings(**trust_region)
         if not isinstance(trust_region, bool | TrustRegionSettings):
             raise ValueError(f"trust_region must be a bool or TrustRegionSettings, got "
                              f"{trust_region!r}")

@@ -87,7 +87,17 @@ def test_exhausted_space_is_reported():
 def test_method_choice_is_validated():
     mixed = SearchSpace([Binary("a"), Continuous("u", 0, 1)])
     acq = NegativeDistance(torch.zeros(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64))
-    with pytest.raises(ValueError, match="continuous"):
-        optimize_acquisition(acq, mixed, method="local")
     with pytest.raises(ValueError, match="unknown"):
         optimize_acquisition(acq, mixed, method="annealing")
+
+
+def test_local_search_interleaves_continuous_steps_in_mixed_spaces():
+    mixed = SearchSpace([Binary("a"), Categorical("c", ["x", "y", "z"]), Continuous("u", 0, 1),
+                         Continuous("v", 0, 1)])
+    target = torch.tensor([1.0, 2.0, 0.3, 0.8], dtype=torch.float64)
+    acq = NegativeDistance(target, torch.ones(4, dtype=torch.float64))
+    torch.manual_seed(0)
+    x = optimize_acquisition(acq, mixed, method="local", num_restarts=4, raw_samples=64)
+    assert x.shape == (1, 4)
+    assert torch.equal(x[0, :2], target[:2])
+    assert torch.allclose(x[0, 2:], target[2:], atol=1e-3)

@@ -1,0 +1,86 @@
+"""Hamming trust regions: membership, sampling, the size rule and the constrained search."""
+
+import pytest
+import torch
+from botorch.acquisition import AcquisitionFunction
+
+from bodi.acquisition import optimize_acquisition
+from bodi.acquisition.trust_region import (
+    TrustRegion,
+    TrustRegionSettings,
+    region_from_state,
+    trust_region_state,
+)
+from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
+
+SPACE = SearchSpace(
+    [Binary(f"b{i}") for i in range(12)]
+    + [Categorical("c", ["x", "y", "z"]), Continuous("u", 0, 1), Integer("k", 0, 10)]
+)
+
+
+class Ones(AcquisitionFunction):
+    """Counts the ones among the binary columns (its maximum is far from a zero centre)."""
+
+    def __init__(self):
+        super().__init__(model=None)
+        self.X_pending = None
+
+    def forward(self, X):
+        return X[..., :12].sum(-1).sum(-1)
+
+
+def _center():
+    return torch.zeros(SPACE.dim, dtype=torch.float64).index_fill_(0, torch.tensor([13]), 0.5)
+
+
+def test_samples_lie_in_the_region_and_use_the_whole_radius():
+    region = TrustRegion(SPACE, _center(), radius=3, length=0.2)
+    X = region.sample(500, generator=torch.Generator().manual_seed(0))
+    assert region.contains(X).all()
+    assert SPACE.contains(X).all()
+    assert set(region.hamming(X).tolist()) == {1, 2, 3}
+    assert (X[:, 13] - 0.5).abs().max() <= 0.1 + 1e-12
+    outside = _center().clone()
+    outside[:4] = 1.0
+    assert not region.contains(outside)
+
+
+def test_search_never_leaves_the_region():
+    region = TrustRegion(SPACE, _center(), radius=4, length=0.2)
+    torch.manual_seed(0)
+    x = optimize_acquisition(Ones(), SPACE, region=region, num_restarts=4, raw_samples=128)
+    assert region.contains(x).all()
+    assert x[0, :12].sum() == 4  # the best the region allows
+
+
+def test_size_rule_expands_shrinks_and_restarts():
+    settings = TrustRegionSettings(init_radius=4, max_radius=8, success_tolerance=2,
+                                   failure_tolerance=2)
+    # two initial points, then two improvements -> expand 4 -> 6
+    state = trust_region_state([0.0, 1.0, 2.0, 3.0], 2, settings, n_discrete=10)
+    assert (state.radius, state.successes, state.failures) == (6, 0, 0)
+    # then failures shrink 6 -> 4 -> 2 -> 1 -> 0 (restart)
+    values = [0.0, 1.0, 2.0, 3.0] + [0.0] * 8
+    state = trust_region_state(values, 2, settings, n_discrete=10)
+    assert state.start is None and state.restarts == 1 and state.radius == 4
+    # the next value starts the new region
+    state = trust_region_state([*values, -5.0], 2, settings, n_discrete=10)
+    assert state.start == len(values) and state.best == -5.0
+
+
+def test_region_is_centred_at_the_best_point_of_the_current_run():
+    settings = TrustRegionSettings()
+    X = SPACE.sample(5, generator=torch.Generator().manual_seed(1))
+    Y = torch.tensor([[0.0], [3.0], [1.0], [2.0], [0.5]], dtype=torch.float64)
+    state = trust_region_state(Y.squeeze(-1).tolist(), 3, settings, n_discrete=13)
+    region = region_from_state(SPACE, state, X, Y)
+    assert torch.equal(region.center, X[1])
+    assert region.radius == 13  # init radius 20 capped at the 13 discrete parameters
+
+
+@pytest.mark.parametrize("kwargs", [{"init_radius": 0}, {"multiplier": 1.0},
+                                    {"failure_tolerance": 0}, {"min_length": 2.0}])
+def test_invalid_settings_are_refused(kwargs):
+    with pytest.raises(ValueError):
+        TrustRegionSettings(**kwargs)
