@@ -212,11 +212,18 @@ def make_dictionary(
     m: int,
     cardinalities: Sequence[int],
     seed: int | torch.Generator | None = None,
+    reference: Tensor | None = None,
 ) -> Dictionary:
     """Build a dictionary of the given kind for discrete variables with ``cardinalities``.
 
     ``diverse`` uses Algorithm 1 when every variable is binary and the categorical algorithm
     (binary variables as two-valued categoricals) otherwise.
+
+    ``reference`` (a ``d`` vector of values) relabels the rows around that point:
+    ``a_ij -> (a_ij + r_j) mod C_j`` (XOR for binary variables). Since
+    ``H(a XOR r, z) = H(a, z XOR r)``, the embedding then treats ``r`` as the construction treats
+    the all-zeros point: a diverse dictionary's nearly-all-zeros and nearly-all-ones rows sit
+    next to ``r`` and its complement instead of at fixed corners of the space.
     """
     cards = tuple(int(c) for c in cardinalities)
     binary = all(c == 2 for c in cards)
@@ -239,6 +246,14 @@ def make_dictionary(
         rows = naive_random(m, cards, seed)
     else:
         rows = gaussian_random(m, len(cards), seed)
+    if reference is not None:
+        if kind == "gaussian":
+            raise ValueError("a Gaussian dictionary has no discrete rows to relabel")
+        reference = torch.as_tensor(reference, dtype=rows.dtype).reshape(-1)
+        if reference.shape[0] != len(cards):
+            raise ValueError(f"reference has {reference.shape[0]} values for {len(cards)} "
+                             "variables")
+        rows = torch.remainder(rows + reference, torch.tensor(cards, dtype=rows.dtype))
     return Dictionary(rows=rows, cardinalities=cards, kind=kind)
 
 

@@ -349,3 +349,21 @@ def test_cardinality_bound_formula():
 def test_make_dictionary_errors(kind, m, cardinalities, message):
     with pytest.raises(ValueError, match=message):
         make_dictionary(kind, m, cardinalities, seed=0)
+
+
+def test_reference_relabels_the_rows_around_a_point():
+    """H(a + r, z) = H(a, z - r): a relabelled dictionary sees the space shifted by r."""
+    cards = [2, 3, 4, 2, 5]
+    g = torch.Generator().manual_seed(0)
+    r = torch.tensor([1.0, 2.0, 3.0, 0.0, 4.0])
+    plain = make_dictionary("diverse", 16, cards, seed=3)
+    relabelled = make_dictionary("diverse", 16, cards, seed=3, reference=r)
+    modulus = torch.tensor(cards, dtype=torch.float64)
+    z = torch.stack([torch.randint(0, c, (20,), generator=g) for c in cards], -1).double()
+    assert torch.allclose(relabelled.embed(z), plain.embed(torch.remainder(z - r, modulus)))
+    # the reference point now plays the all-zeros point's role
+    assert torch.allclose(relabelled.embed(r.unsqueeze(0)), plain.embed(torch.zeros(1, 5)))
+    with pytest.raises(ValueError, match="Gaussian"):
+        make_dictionary("gaussian", 4, [2] * 5, seed=0, reference=torch.zeros(5))
+    with pytest.raises(ValueError, match="reference has 2 values"):
+        make_dictionary("diverse", 4, cards, seed=0, reference=torch.zeros(2))

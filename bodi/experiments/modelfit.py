@@ -57,8 +57,8 @@ METRICS = (
     ("nlpd", "NLPD", True),
     ("coverage95", "95% coverage", False),
     ("spearman", "Spearman", False),
-    ("n_ls_below_10", "#ℓ < 10", True),
-    ("n_ls_shrunk", "#ℓ shrunk", True),
+    ("n_ls_below_10", "#ls < 10", True),
+    ("n_ls_shrunk", "#ls shrunk", True),
     ("fit_seconds", "fit s", True),
 )
 FIELDS = ("problem", "model", "seed", "n_train", "n_test", "rmse", "nrmse", "nlpd",
@@ -113,10 +113,8 @@ def gaussian_metrics(y: np.ndarray, mean: np.ndarray, variance: np.ndarray) -> d
     std = float(np.std(y))
     nlpd = float(np.mean(0.5 * np.log(2 * math.pi * variance) + 0.5 * (y - mean) ** 2 / variance))
     coverage = float(np.mean(np.abs(y - mean) <= 1.959964 * np.sqrt(variance)))
-    if np.ptp(mean) == 0 or np.ptp(y) == 0:
-        rho = math.nan
-    else:
-        rho = float(spearmanr(mean, y).statistic)
+    constant = np.ptp(mean) == 0 or np.ptp(y) == 0
+    rho = math.nan if constant else float(spearmanr(mean, y).statistic)
     return {
         "rmse": rmse,
         "nrmse": rmse / std if std > 0 else math.nan,
@@ -162,8 +160,9 @@ def run_modelfit(
     """Fit every model on every seed's training points and score it on its test points.
 
     Models not defined on the problem's space (``hed-wavelet``/``hed-gaussian`` with categorical
-    parameters) are skipped and listed in ``skipped`` when ``models`` is ``None``; asking for
-    them explicitly is an error too. Returns a :class:`ModelFitStudy`.
+    parameters) are skipped, logged and listed in ``skipped`` (an error if no model is left).
+    ``problem`` is a name for :func:`bodi.benchmarks.get_problem` (``wcnf`` for ``maxsat60``) or
+    a :class:`~bodi.benchmarks.Problem`. Returns a :class:`ModelFitStudy`.
     """
     if n_train < 2 or n_test < 1:
         raise ValueError(f"need at least 2 training and 1 test point, got {n_train}, {n_test}")
@@ -184,6 +183,18 @@ def run_modelfit(
             f"({problem.name} has categorical parameters)")
     if not names:
         raise ValueError(f"none of the models is defined on {problem.name}")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny GPs: threads only add overhead (and contention on 2 cores)
+    try:
+        _run(study, problem, names, n_train, n_test, seeds, dictionary_size, log)
+    finally:
+        torch.set_num_threads(threads)
+    return study
+
+
+def _run(study: ModelFitStudy, problem: Problem, names: list[str], n_train: int, n_test: int,
+         seeds: Sequence[int], dictionary_size: int, log: Callable[[str], None] | None) -> None:
+    space = problem.space
     start = time.perf_counter()
     for seed in seeds:
         X_all = draw_points(space, n_train + n_test, int(seed))
@@ -219,7 +230,6 @@ def run_modelfit(
         if log:
             log(f"seed {seed}: RMSE / std  " + ", ".join(summary))
     study.seconds = time.perf_counter() - start
-    return study
 
 
 # --------------------------------------------------------------------------- outputs
@@ -292,7 +302,7 @@ def summary_table(rows: Sequence[dict]) -> str:
         for col, _, _ in METRICS:
             mean, se, n = cells[model][col]
             if n == 0:
-                out.append("–")
+                out.append("-")
                 continue
             digits = 2 if col == "fit_seconds" else (1 if col.startswith("n_ls") else 3)
             text = f"{mean:.{digits}f} ± {se:.{digits}f}"
@@ -317,9 +327,9 @@ def write_markdown(study: ModelFitStudy, path: str | Path, command: str | None =
         "for every model of a seed. Mean ± standard error over seeds. RMSE / std: RMSE "
         "divided by the test values' standard deviation (1 = predicting their mean); NLPD: mean "
         "negative log predictive density (Gaussian, incl. noise); coverage of the 95% "
-        f"predictive interval; Spearman rank correlation; #ℓ < 10: HED embedding lengthscales "
+        f"predictive interval; Spearman rank correlation; #ls < 10: HED embedding lengthscales "
         f"below 10 (of m = {m}; the prior's mode, where unconstrained lengthscales stay, is "
-        "2.3 for m = 128); #ℓ shrunk: HED embedding lengthscales the fit moved below their "
+        "2.3 for m = 128); #ls shrunk: HED embedding lengthscales the fit moved below their "
         "start (the prior's mode); fit s: seconds per fit and prediction. Bold: best mean.",
         "",
         summary_table(rows),

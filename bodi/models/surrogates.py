@@ -19,14 +19,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from botorch.models.kernels.categorical import CategoricalKernel
 from gpytorch.constraints import GreaterThan
 from gpytorch.kernels import Kernel, ScaleKernel
 from torch import Tensor
 
 from bodi.dictionaries import DICTIONARY_KINDS, make_dictionary
 from bodi.models.gp import HEDSingleTaskGP, make_gp, make_hed_model, matern_with_dim_scaled_prior
-from bodi.models.kernels import DiffusionKernel
+from bodi.models.kernels import DiffusionKernel, OverlapKernel
 from bodi.space import SearchSpace
 
 SURROGATES = ("hed-diverse", "hed-naive", "hed-wavelet", "hed-gaussian", "overlap", "diffusion")
@@ -87,7 +86,7 @@ def make_overlap_kernel(space: SearchSpace) -> Kernel:
     discrete, ordinal = space.discrete_dims, space.ordinal_dims
     if not discrete:
         return ScaleKernel(_ordinal_kernel(space))
-    k_h = CategoricalKernel(
+    k_h = OverlapKernel(
         ard_num_dims=len(discrete),
         active_dims=discrete,
         lengthscale_constraint=GreaterThan(1e-6),

@@ -175,6 +175,10 @@ class GPOptimizer(Optimizer):
         return optimize_acquisition(acq, self.space, incumbents=X[order], **kwargs)
 
 
+#: where BODi's dictionary rows are relabelled around (see ``BODi(dictionary_reference=...)``)
+DICTIONARY_REFERENCES = ("none", "random", "incumbent")
+
+
 class BODi(GPOptimizer):
     """Ask/tell BODi for binary, categorical and mixed spaces.
 
@@ -190,6 +194,10 @@ class BODi(GPOptimizer):
         dictionary: ``"diverse"`` (default), ``"wavelet"``, ``"naive"`` or ``"gaussian"``.
         new_dictionary_every_iteration: draw a fresh dictionary per suggestion (paper default);
             ``False`` keeps the first one.
+        dictionary_reference: the point the dictionary's rows are relabelled around
+            (:func:`bodi.dictionaries.make_dictionary`): ``"none"`` (the paper: the all-zeros
+            point), ``"random"`` (a uniform random point, new each iteration) or
+            ``"incumbent"`` (the best point so far).
         n_init, acquisition, num_restarts, raw_samples, acquisition_optimizer,
             acquisition_options, ucb_beta, trust_region: see :class:`GPOptimizer` (the authors
             used 20 restarts; 10 gave the same results at a fraction of the time in our
@@ -209,6 +217,7 @@ class BODi(GPOptimizer):
         dictionary_size: int = 128,
         dictionary: str = "diverse",
         new_dictionary_every_iteration: bool = True,
+        dictionary_reference: str = "none",
         **kwargs: Any,
     ) -> None:
         if not isinstance(space, SearchSpace):
@@ -226,6 +235,12 @@ class BODi(GPOptimizer):
                 f"the {dictionary!r} dictionary is defined for binary variables only; "
                 "this space has categorical parameters"
             )
+        if dictionary_reference not in DICTIONARY_REFERENCES:
+            raise ValueError(f"unknown dictionary_reference {dictionary_reference!r}; choose one "
+                             f"of {list(DICTIONARY_REFERENCES)}")
+        if dictionary_reference != "none" and dictionary == "gaussian":
+            raise ValueError("a Gaussian dictionary cannot be relabelled around a reference")
+        self.dictionary_reference = dictionary_reference
         self.dictionary_size = dictionary_size
         self.dictionary_kind = dictionary
         self.new_dictionary_every_iteration = new_dictionary_every_iteration
@@ -238,8 +253,12 @@ class BODi(GPOptimizer):
             "new_dictionary_every_iteration": self.new_dictionary_every_iteration,
             **super().settings(),
         }
-        if settings["trust_region"] is False:  # studies stored before trust regions existed
+        # settings added later are stored only when they differ from the old behaviour, so
+        # studies stored before them still load
+        if settings["trust_region"] is False:
             del settings["trust_region"]
+        if self.dictionary_reference != "none":
+            settings["dictionary_reference"] = self.dictionary_reference
         return settings
 
     def make_dictionary(self) -> Dictionary | None:
@@ -252,7 +271,19 @@ class BODi(GPOptimizer):
             self.dictionary_size,
             self.space.cardinalities,
             seed=derive_seed(self.seed, iteration, 0xD1C7),
+            reference=self._dictionary_reference(iteration),
         )
+
+    def _dictionary_reference(self, iteration: int) -> Tensor | None:
+        """The discrete values the dictionary is relabelled around (``None``: all zeros)."""
+        discrete = self.space.discrete_dims
+        if self.dictionary_reference == "random":
+            g = torch.Generator().manual_seed(derive_seed(self.seed, iteration, 0x4EF))
+            return self.space.sample(1, generator=g)[0, discrete]
+        if self.dictionary_reference == "incumbent" and len(self._rows("complete")):
+            X, Y = self.X_completed, self.Y_completed
+            return X[Y.squeeze(-1).argmax(), discrete]
+        return None
 
     def make_model(self, train_X: Tensor, train_Y: Tensor) -> Model:
         """The GP on the HED embedding with this iteration's dictionary, fitted."""

@@ -205,3 +205,20 @@ def test_botorch_acquisition_optimizer_in_a_discrete_space_never_repeats():
         opt.tell(x, float(sum(x[f"b{i}"] for i in range(5)) + (x["c"] == "x")))
     keys = {tuple(t.params.items()) for t in opt.trials}
     assert len(keys) == 16
+
+
+@pytest.mark.parametrize("options", [
+    {"dictionary_reference": "random"},
+    {"dictionary_reference": "incumbent", "trust_region": True},
+])
+def test_shift_robust_options_solve_a_planted_problem(options):
+    problem = planted_binary(16, seed=4)
+    opt = bodi.BODi(problem.space, seed=0, n_init=8, dictionary_size=32, num_restarts=4,
+                    raw_samples=256, **options)
+    for _ in range(40):
+        x = opt.ask()
+        opt.tell(x, float(problem(x)))
+    assert opt.best[1] == problem.optimal_value
+    assert opt.settings()["dictionary_reference"] == options["dictionary_reference"]
+    with pytest.raises(ValueError, match="dictionary_reference"):
+        bodi.BODi(problem.space, dictionary_reference="corner")
