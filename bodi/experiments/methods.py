@@ -1,5 +1,8 @@
 """Methods by name for the experiment runner: ``bodi``, ``random``, and variants with options.
 
+Methods: ``bodi`` (bodi's defaults), ``bodi-paper`` (the paper's configuration), ``random``,
+``casmopolitan``, ``combo``, ``smac``, ``tpe`` and ``botorch-mixed`` (:mod:`bodi.baselines`).
+
 A method spec is a name with optional keyword options in brackets, e.g. ``bodi``,
 ``bodi[m=32]`` or ``bodi[dictionary=wavelet,m=64]``. Options are the keyword arguments of the
 method's optimizer class (``m`` is short for ``dictionary_size``); values are parsed as int,
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from bodi.baselines import CASMOPOLITAN, COMBO, SMAC, TPE, BoTorchMixed
@@ -19,6 +23,9 @@ from bodi.space import SearchSpace
 #: name -> optimizer class (every class takes ``space, seed=, direction=`` and its options)
 METHODS: dict[str, Callable[..., Optimizer]] = {
     "bodi": BODi,
+    # the paper's configuration, pinned whatever bodi's defaults become
+    "bodi-paper": partial(BODi, dictionary="diverse", dictionary_size=128,
+                          dictionary_reference="none", trust_region=False),
     "random": RandomSearch,
     "casmopolitan": CASMOPOLITAN,
     "combo": COMBO,
@@ -27,7 +34,7 @@ METHODS: dict[str, Callable[..., Optimizer]] = {
     "botorch-mixed": BoTorchMixed,
 }
 #: methods whose initial design size is the runner's ``n_init``
-USES_N_INIT = {"bodi", "casmopolitan", "combo", "smac", "tpe", "botorch-mixed"}
+USES_N_INIT = {"bodi", "bodi-paper", "casmopolitan", "combo", "smac", "tpe", "botorch-mixed"}
 ALIASES = {"m": "dictionary_size"}
 _SPEC = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*(?:\[(.*)\])?\s*$")
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from botorch.exceptions.warnings import OptimizationWarning
 
 from bodi.benchmarks import Problem, get_problem
 from bodi.experiments.methods import make_optimizer
@@ -80,7 +82,12 @@ def run_step(task: Task, history: Sequence[Evaluation]) -> list[Evaluation]:
         else:
             optimizer.tell(past.params, past.value)
     start = time.perf_counter()
-    config = optimizer.ask()
+    with warnings.catch_warnings():
+        # numerical notes of the acquisition optimizers (e.g. an L-BFGS-B line search that
+        # stopped early) would scroll over the progress bars; they do not change the result
+        warnings.simplefilter("ignore", OptimizationWarning)
+        warnings.filterwarnings("ignore", message="Optimization failed", category=RuntimeWarning)
+        config = optimizer.ask()
     suggest_seconds = time.perf_counter() - start
     values, seconds = _evaluate(problem, [config])
     message = None if values[0] is not None else "evaluation failed or was not finite"

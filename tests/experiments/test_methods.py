@@ -1,0 +1,43 @@
+"""Every registered method runs on binary, categorical and mixed spaces through the runner's
+factory, starts from the shared initial design, and proposes valid configurations."""
+
+import pytest
+
+from bodi.benchmarks import planted_binary, planted_categorical, planted_mixed
+from bodi.experiments.methods import METHODS, USES_N_INIT, make_optimizer
+from bodi.initial_design import initial_design
+
+PROBLEMS = {
+    "binary": lambda: planted_binary(8, seed=2),
+    "categorical": lambda: planted_categorical(5, 3, seed=2),
+    "mixed": lambda: planted_mixed(4, 2, 2, seed=2),
+}
+FAST = {"bodi", "bodi-paper", "casmopolitan", "combo", "botorch-mixed"}
+
+
+def _spec(name):
+    return f"{name}[num_restarts=3,raw_samples=128]" if name in FAST else name
+
+
+@pytest.mark.parametrize("kind", sorted(PROBLEMS))
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_every_method_runs_on_every_kind_of_space(name, kind):
+    problem = PROBLEMS[kind]()
+    opt = make_optimizer(_spec(name), problem.space, seed=1, direction=problem.direction,
+                         n_init=4)
+    for _ in range(7):
+        x = opt.ask()
+        assert problem.space.contains(problem.space.encode(x)).all()
+        opt.tell(x, float(problem(x)))
+    assert all(t.state == "complete" for t in opt.trials)
+    if name in USES_N_INIT:
+        design = problem.space.decode(initial_design(problem.space, 4, 1))
+        assert [t.params for t in opt.trials[:4]] == design
+
+
+def test_bodi_paper_pins_the_papers_configuration():
+    problem = planted_binary(6)
+    opt = make_optimizer("bodi-paper", problem.space, seed=0, direction="minimize", n_init=3)
+    settings = opt.settings()
+    assert settings["dictionary"] == "diverse" and settings["dictionary_size"] == 128
+    assert "trust_region" not in settings and "dictionary_reference" not in settings
