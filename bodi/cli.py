@@ -101,17 +101,25 @@ def _split_methods(text: str) -> list[str]:
     return [p for p in [*parts, current] if p.strip()]
 
 
+def _names(text: str | None, methods: bool = False) -> list[str] | None:
+    if not text:
+        return None
+    return _split_methods(text) if methods else [p.strip() for p in text.split(",") if p.strip()]
+
+
 def _plot(args: argparse.Namespace) -> int:
     from bodi.experiments.analysis import plot_results
 
-    print(f"figure: {plot_results(args.results, args.out)}")
+    path = plot_results(args.results, args.out, _names(args.problems),
+                        _names(args.methods, methods=True))
+    print(f"figure: {path}")
     return 0
 
 
 def _report(args: argparse.Namespace) -> int:
     from bodi.experiments.analysis import report
 
-    print(report(args.results))
+    print(report(args.results, _names(args.problems), _names(args.methods, methods=True)))
     return 0
 
 
@@ -229,6 +237,13 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_selection(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--problems", default=None,
+                        help="comma-separated problems to show, in this order (default: all)")
+    parser.add_argument("--methods", default=None,
+                        help="comma-separated methods to show, in this order (default: all)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bodi",
@@ -264,9 +279,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--quiet", action="store_true", help="no progress bars")
     bench.set_defaults(handler=_bench)
 
-    plot = sub.add_parser("plot", help="convergence figure of a results directory")
-    plot.add_argument("results")
+    plot = sub.add_parser("plot", help="convergence figure of results directories")
+    plot.add_argument("results", nargs="+", help="one or more results directories (combined)")
     plot.add_argument("--out", default=None, help="PNG path (default RESULTS/figure.png)")
+    _add_selection(plot)
     plot.set_defaults(handler=_plot)
 
     run = sub.add_parser("run", help="optimize your own objective; the study is stored in SQLite")
@@ -314,8 +330,9 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--quiet", action="store_true", help="no per-seed progress lines")
     fit.set_defaults(handler=_modelfit)
 
-    rep = sub.add_parser("report", help="Markdown table of a results directory")
-    rep.add_argument("results")
+    rep = sub.add_parser("report", help="Markdown table of results directories")
+    rep.add_argument("results", nargs="+", help="one or more results directories (combined)")
+    _add_selection(rep)
     rep.set_defaults(handler=_report)
     return parser
 

@@ -1,15 +1,24 @@
-"""Convergence plots and Markdown tables from a benchmark output directory."""
+"""Convergence plots and Markdown tables from one or more benchmark output directories.
+
+Every function takes ``out``: a results directory or a list of them (runs made separately, e.g.
+on different machines, are combined; a (problem, method, seed) found twice is an error), and
+optional ``problems`` / ``methods`` lists that select what to show.
+"""
 
 from __future__ import annotations
 
 import math
 import statistics
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from bodi.experiments.storage import DB_NAME, ResultsStore
+
+Outs = str | Path | Sequence[str | Path]
 
 
 def _store(out: str | Path) -> ResultsStore:
@@ -18,13 +27,41 @@ def _store(out: str | Path) -> ResultsStore:
     return ResultsStore(out)
 
 
-def best_curves(out: str | Path) -> dict[str, dict[str, np.ndarray]]:
+def _dirs(out: Outs) -> list[Path]:
+    return [Path(out)] if isinstance(out, str | Path) else [Path(o) for o in out]
+
+
+def _load(
+    out: Outs, problems: Sequence[str] | None, methods: Sequence[str] | None
+) -> tuple[dict[tuple[str, str, int], list[dict[str, Any]]], dict[str, dict[str, Any]]]:
+    """The selected runs ``(problem, method, seed) -> rows`` and ``problem -> task info``."""
+    runs: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
+    tasks: dict[str, dict[str, Any]] = {}
+    for directory in _dirs(out):
+        store = _store(directory)
+        for task in store.tasks():
+            tasks.setdefault(task["problem"], task)
+        for key, rows in store.curves().items():
+            problem, method, _seed = key
+            if (problems and problem not in problems) or (methods and method not in methods):
+                continue
+            if key in runs:
+                raise ValueError(f"{key} is in more than one of the results directories")
+            runs[key] = rows
+    if not runs:
+        raise ValueError("no evaluations of the selected problems and methods")
+    return runs, tasks
+
+
+def best_curves(
+    out: Outs, problems: Sequence[str] | None = None, methods: Sequence[str] | None = None
+) -> dict[str, dict[str, np.ndarray]]:
     """``problem -> method -> seeds x evaluations`` array of the best value so far.
 
     Runs of different lengths are cut to the shortest; a prefix of failures is NaN.
     """
     curves: dict[str, dict[str, list[list[float]]]] = defaultdict(lambda: defaultdict(list))
-    for (problem, method, _seed), rows in _store(out).curves().items():
+    for (problem, method, _seed), rows in _load(out, problems, methods)[0].items():
         curves[problem][method].append([math.nan if r["best"] is None else r["best"] for r in rows])
     out_curves: dict[str, dict[str, np.ndarray]] = {}
     for problem, methods in curves.items():
@@ -42,24 +79,30 @@ def _mean_se(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mean, np.where(n > 1, sd / np.sqrt(np.maximum(n, 1)), 0.0)
 
 
-def plot_results(out: str | Path, path: str | Path | None = None) -> Path:
+def plot_results(
+    out: Outs,
+    path: str | Path | None = None,
+    problems: Sequence[str] | None = None,
+    methods: Sequence[str] | None = None,
+) -> Path:
     """The paper's kind of figure: best value so far (mean +- 1 s.e. over seeds) against
-    evaluations, one panel per problem, one line per method, the known optimum dashed."""
+    evaluations, one panel per problem, one line per method, the known optimum dashed
+    (default path: ``figure.png`` in the first directory)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    curves = best_curves(out)
-    if not curves:
-        raise ValueError(f"{out} holds no evaluations yet")
-    tasks = {t["problem"]: t for t in _store(out).tasks()}
-    problems = sorted(curves)
+    curves = best_curves(out, problems, methods)
+    tasks = _load(out, problems, methods)[1]
+    problems = [p for p in problems if p in curves] if problems else sorted(curves)
     cols = min(3, len(problems))
     rows = math.ceil(len(problems) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.8 * rows), squeeze=False)
     for ax, problem in zip(axes.flat, problems, strict=False):
-        for method in sorted(curves[problem]):
+        order = [m for m in methods if m in curves[problem]] if methods else sorted(
+            curves[problem])
+        for method in order:
             values = curves[problem][method]
             mean, se = _mean_se(values)
             x = np.arange(1, len(mean) + 1)
@@ -76,21 +119,23 @@ def plot_results(out: str | Path, path: str | Path | None = None) -> Path:
     for ax in list(axes.flat)[len(problems) :]:
         ax.axis("off")
     fig.tight_layout()
-    path = Path(path) if path is not None else Path(out) / "figure.png"
+    path = Path(path) if path is not None else _dirs(out)[0] / "figure.png"
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
 
 
-def report(out: str | Path) -> str:
+def report(
+    out: Outs, problems: Sequence[str] | None = None, methods: Sequence[str] | None = None
+) -> str:
     """Markdown table: per problem and method, final best (mean +- s.e.), mean rank over seeds,
     median seconds per suggestion (model fit + acquisition; initial design excluded)."""
-    store = _store(out)
-    directions = {t["problem"]: t["direction"] for t in store.tasks()}
+    runs, tasks = _load(out, problems, methods)
+    directions = {p: t["direction"] for p, t in tasks.items()}
     finals: dict[str, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
     suggest: dict[tuple[str, str], list[float]] = defaultdict(list)
     lengths: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for (problem, method, seed), rows in store.curves().items():
+    for (problem, method, seed), rows in runs.items():
         best = rows[-1]["best"]
         finals[problem][method][seed] = math.nan if best is None else best
         suggest[problem, method] += [r["suggest_seconds"] for r in rows if r["suggest_seconds"]]
@@ -100,10 +145,12 @@ def report(out: str | Path) -> str:
         "| median s / suggestion |",
         "|---|---|---|---|---|---|---|",
     ]
-    for problem in sorted(finals):
+    for problem in [p for p in problems if p in finals] if problems else sorted(finals):
         sign = 1.0 if directions.get(problem) == "minimize" else -1.0
         ranks = _mean_ranks(finals[problem], sign)
-        for method in sorted(finals[problem]):
+        order = [m for m in methods if m in finals[problem]] if methods else sorted(
+            finals[problem])
+        for method in order:
             values = np.array(list(finals[problem][method].values()), dtype=float)
             mean, se = _mean_se(values[:, None])
             seconds = suggest[problem, method]

@@ -129,6 +129,21 @@ def test_plot_and_report(tmp_path):
     assert png.stat().st_size > 10_000
     with pytest.raises(ValueError, match="no benchmark results"):
         report(tmp_path / "missing")
+    # a second directory combines with the first; selections filter and order
+    other = tmp_path / "other"
+    store = ResultsStore(other)
+    store.register("q", "a", 0, "maximize", None, 2, 1)
+    for v in (1.0, 5.0):
+        store.append("q", "a", 0, "maximize", Evaluation({"x": 1}, v, 0.0, 0.0))
+    store.close()
+    table = report([tmp_path, other], methods=["b", "a"])
+    assert table.index("| p | b |") < table.index("| p | a |") and "| q | a | 1 | 2 | 5 ±" in table
+    assert "| p | b |" not in report([tmp_path, other], methods=["a"])
+    assert set(best_curves([tmp_path, other], problems=["q"])) == {"q"}
+    with pytest.raises(ValueError, match="more than one"):
+        report([tmp_path, tmp_path])
+    with pytest.raises(ValueError, match="no evaluations"):
+        report(tmp_path, methods=["nope"])
 
 
 def test_cli_bench_plot_report(tmp_path, capsys):
