@@ -156,7 +156,8 @@ def report(
             seconds = suggest[problem, method]
             median = f"{statistics.median(seconds):.2f}" if seconds else "-"
             lines.append(
-                f"| {problem} | {method} | {len(values)} | {min(lengths[problem, method])} | "
+                f"| {problem} ({'min' if sign > 0 else 'max'}) | {method} | {len(values)} | "
+                f"{min(lengths[problem, method])} | "
                 f"{mean[0]:.4g} ± {se[0]:.2g} | {ranks[method]:.2f} | {median} |"
             )
     return "\n".join(lines)

@@ -123,8 +123,8 @@ def test_plot_and_report(tmp_path):
     assert curves["a"].tolist() == [[3.0, 1.0, 1.0], [4.0, 2.0, 2.0]]
     assert curves["b"].tolist() == [[4.0, 4.0, 2.5], [5.0, 5.0, 3.5]]
     table = report(tmp_path)
-    assert "| p | a | 2 | 3 | 1.5 ± 0.5 | 1.00 |" in table
-    assert "| p | b | 2 | 3 | 3 ± 0.5 | 2.00 |" in table
+    assert "| p (min) | a | 2 | 3 | 1.5 ± 0.5 | 1.00 |" in table
+    assert "| p (min) | b | 2 | 3 | 3 ± 0.5 | 2.00 |" in table
     png = plot_results(tmp_path, tmp_path / "f.png")
     assert png.stat().st_size > 10_000
     with pytest.raises(ValueError, match="no benchmark results"):
@@ -137,8 +137,9 @@ def test_plot_and_report(tmp_path):
         store.append("q", "a", 0, "maximize", Evaluation({"x": 1}, v, 0.0, 0.0))
     store.close()
     table = report([tmp_path, other], methods=["b", "a"])
-    assert table.index("| p | b |") < table.index("| p | a |") and "| q | a | 1 | 2 | 5 ±" in table
-    assert "| p | b |" not in report([tmp_path, other], methods=["a"])
+    assert table.index("| p (min) | b |") < table.index("| p (min) | a |")
+    assert "| q (max) | a | 1 | 2 | 5 ±" in table
+    assert "| p (min) | b |" not in report([tmp_path, other], methods=["a"])
     assert set(best_curves([tmp_path, other], problems=["q"])) == {"q"}
     with pytest.raises(ValueError, match="more than one"):
         report([tmp_path, tmp_path])
