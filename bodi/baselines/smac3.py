@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-import numbers
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,12 +18,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from bodi.initial_design import initial_design
-from bodi.optimizers.base import Optimizer
+from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.optimizers.random_search import sample_new_points
 from bodi.seeding import derive_seed
 from bodi.space import DTYPE, Categorical, SearchSpace, Value, row_keys
-from bodi.storage import Storage
 
 #: SMAC's intensifier gives up after this many loops without a new trial (its default); we add
 #: one per told configuration, as it may need a loop to drop each from its queue.
@@ -125,7 +122,7 @@ def from_configuration(configspace: Any, space: SearchSpace, config: Any) -> lis
     return row
 
 
-class SMAC(Optimizer):
+class SMAC(ModelBasedOptimizer):
     """SMAC3's ``HyperparameterOptimizationFacade`` behind bodi's ask/tell interface.
 
     The first ``n_init`` points are the shared :func:`bodi.initial_design.initial_design`. After
@@ -167,40 +164,12 @@ class SMAC(Optimizer):
         n_init: size of the shared initial design (``0``: none).
     """
 
-    def __init__(
-        self,
-        space: SearchSpace,
-        *,
-        seed: int = 0,
-        direction: str = "minimize",
-        n_init: int = 20,
-        storage: str | Path | Storage | None = None,
-        study_name: str | None = None,
-        on_pending: str = "reissue",
-    ) -> None:
-        if isinstance(n_init, bool) or not isinstance(n_init, numbers.Integral) or n_init < 0:
-            raise ValueError(f"n_init must be a non-negative integer, got {n_init!r}")
-        self.n_init = int(n_init)
-        super().__init__(space, seed=seed, direction=direction, storage=storage,
-                         study_name=study_name, on_pending=on_pending)
-        self._design = initial_design(space, self.n_init, self.seed)
-
-    def settings(self) -> dict[str, Any]:
-        return {"n_init": self.n_init}
-
-    def _suggest(self, n: int) -> Tensor:
-        design = self.unused_design_points(self._design)[:n]
-        rest = n - len(design)
-        if rest == 0:
-            return design
-        taken = torch.cat([self._stack([t.x for t in self.trials]), design])
-        if not self._rows("complete"):
-            return torch.cat([design, sample_new_points(self.space, rest, taken)])
-        points = self._smac_points(rest, design)
-        if len(points) < rest:  # SMAC gave up (e.g. a nearly exhausted discrete space)
-            more = sample_new_points(self.space, rest - len(points), torch.cat([taken, points]))
+    def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
+        points = self._smac_points(q, design)
+        if len(points) < q:  # SMAC gave up (e.g. a nearly exhausted discrete space)
+            more = sample_new_points(self.space, q - len(points), torch.cat([taken, points]))
             points = torch.cat([points, more])
-        return torch.cat([design, replace_repeats(self.space, points, taken)])
+        return replace_repeats(self.space, points, taken)
 
     def _smac_points(self, q: int, design: Tensor) -> Tensor:
         """Up to ``q`` points asked from a SMAC facade told the whole history."""

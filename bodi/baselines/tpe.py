@@ -6,20 +6,15 @@ needs it, so ``import bodi.baselines`` works without it.
 
 from __future__ import annotations
 
-import numbers
-from pathlib import Path
 from typing import Any
 
 import torch
 from torch import Tensor
 
 from bodi.baselines.smac3 import host_choices, quiet_logger, replace_repeats
-from bodi.initial_design import initial_design
-from bodi.optimizers.base import Optimizer
-from bodi.optimizers.random_search import sample_new_points
+from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.seeding import derive_seed
 from bodi.space import DTYPE, SearchSpace, Value, row_keys
-from bodi.storage import Storage
 
 #: in a fully discrete space, how often a repeated proposal is asked again before it is replaced
 #: by a uniform sample
@@ -83,7 +78,7 @@ def from_optuna_params(
     return row
 
 
-class TPE(Optimizer):
+class TPE(ModelBasedOptimizer):
     """Optuna's ``TPESampler`` behind bodi's ask/tell interface.
 
     The first ``n_init`` points are the shared :func:`bodi.initial_design.initial_design`. After
@@ -117,37 +112,8 @@ class TPE(Optimizer):
         n_init: size of the shared initial design (``0``: none).
     """
 
-    def __init__(
-        self,
-        space: SearchSpace,
-        *,
-        seed: int = 0,
-        direction: str = "minimize",
-        n_init: int = 20,
-        storage: str | Path | Storage | None = None,
-        study_name: str | None = None,
-        on_pending: str = "reissue",
-    ) -> None:
-        if isinstance(n_init, bool) or not isinstance(n_init, numbers.Integral) or n_init < 0:
-            raise ValueError(f"n_init must be a non-negative integer, got {n_init!r}")
-        self.n_init = int(n_init)
-        super().__init__(space, seed=seed, direction=direction, storage=storage,
-                         study_name=study_name, on_pending=on_pending)
-        self._design = initial_design(space, self.n_init, self.seed)
-
-    def settings(self) -> dict[str, Any]:
-        return {"n_init": self.n_init}
-
-    def _suggest(self, n: int) -> Tensor:
-        design = self.unused_design_points(self._design)[:n]
-        rest = n - len(design)
-        if rest == 0:
-            return design
-        taken = torch.cat([self._stack([t.x for t in self.trials]), design])
-        if not self._rows("complete"):
-            return torch.cat([design, sample_new_points(self.space, rest, taken)])
-        points = self._tpe_points(rest, design, taken)
-        return torch.cat([design, replace_repeats(self.space, points, taken)])
+    def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
+        return replace_repeats(self.space, self._tpe_points(q, design, taken), taken)
 
     def _tpe_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
         """``q`` points asked from an Optuna study that holds the whole history."""

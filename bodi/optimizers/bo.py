@@ -24,16 +24,14 @@ from bodi.acquisition.trust_region import (
     trust_region_state,
 )
 from bodi.dictionaries import DICTIONARY_KINDS, Dictionary, make_dictionary
-from bodi.initial_design import initial_design
 from bodi.models.gp import fit_model, make_hed_model
-from bodi.optimizers.base import Optimizer
-from bodi.optimizers.random_search import sample_new_points
+from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.seeding import derive_seed
 from bodi.space import SearchSpace
 from bodi.storage import Storage
 
 
-class GPOptimizer(Optimizer):
+class GPOptimizer(ModelBasedOptimizer):
     """The GP loop shared by BODi and the GP baselines.
 
     Args:
@@ -56,6 +54,8 @@ class GPOptimizer(Optimizer):
     Subclasses implement :meth:`make_model` and extend :meth:`settings`.
     """
 
+    min_completed = 2  # a GP needs two values
+
     def __init__(
         self,
         space: SearchSpace,
@@ -76,8 +76,6 @@ class GPOptimizer(Optimizer):
     ) -> None:
         if not isinstance(space, SearchSpace):
             raise ValueError(f"space must be a bodi.SearchSpace, got {type(space).__name__}")
-        if isinstance(n_init, bool) or not isinstance(n_init, int) or n_init < 0:
-            raise ValueError(f"n_init must be a non-negative integer, got {n_init!r}")
         if acquisition not in ACQUISITIONS:
             raise ValueError(
                 f"unknown acquisition {acquisition!r}; choose one of {list(ACQUISITIONS)}"
@@ -89,7 +87,6 @@ class GPOptimizer(Optimizer):
                              f"{trust_region!r}")
         if trust_region is not False and acquisition_optimizer == "botorch":
             raise ValueError("a trust region needs acquisition_optimizer 'auto' or 'local'")
-        self.n_init = n_init
         self.acquisition = acquisition
         self.num_restarts = num_restarts
         self.raw_samples = raw_samples
@@ -101,15 +98,14 @@ class GPOptimizer(Optimizer):
         )
         self.model: Model | None = None
         self.region: TrustRegion | None = None
-        super().__init__(space, seed=seed, direction=direction, storage=storage,
+        super().__init__(space, seed=seed, direction=direction, n_init=n_init, storage=storage,
                          study_name=study_name, on_pending=on_pending)
-        self._design = initial_design(space, n_init, self.seed)
 
     def settings(self) -> dict[str, Any]:
         """The keyword settings of this optimizer (what a stored study needs to rebuild it)."""
         tr = self.trust_region_settings
         return {
-            "n_init": self.n_init,
+            **super().settings(),  # n_init
             "acquisition": self.acquisition,
             "num_restarts": self.num_restarts,
             "raw_samples": self.raw_samples,
@@ -123,18 +119,6 @@ class GPOptimizer(Optimizer):
         """A fitted model of ``n x dim`` inputs and ``n x 1`` outcomes (larger is better)."""
         raise NotImplementedError
 
-    def _suggest(self, n: int) -> Tensor:
-        design = self.unused_design_points(self._design)[:n]
-        rest = n - len(design)
-        if rest == 0:
-            return design
-        if len(self._rows("complete")) < 2:  # nothing to model yet (e.g. failures)
-            taken = torch.cat([self._stack([t.x for t in self.trials]), design])
-            model_points = sample_new_points(self.space, rest, taken)
-        else:
-            model_points = self._model_points(rest, extra=design)
-        return torch.cat([design, model_points])
-
     def trust_region(self) -> TrustRegion | None:
         """The current trust region (``None``: search the whole space)."""
         settings = self.trust_region_settings
@@ -146,9 +130,9 @@ class GPOptimizer(Optimizer):
         )
         return region_from_state(self.space, state, X, Y)
 
-    def _model_points(self, q: int, extra: Tensor) -> Tensor:
+    def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
         X, Y = self.X_completed, self.Y_completed
-        pending = torch.cat([self.X_pending, extra])
+        pending = torch.cat([self.X_pending, design])
         self.model = model = self.make_model(X, Y)
         acq = make_acquisition(
             self.acquisition, model, X, Y,

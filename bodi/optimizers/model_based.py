@@ -1,0 +1,78 @@
+"""The loop shared by the model-based optimizers (the GP loop, SMAC, TPE).
+
+Each of them proposes the shared initial design first, draws uniform points while too few
+values are known to model, and otherwise asks its model (:meth:`ModelBasedOptimizer._model_points`).
+"""
+
+from __future__ import annotations
+
+import numbers
+from abc import abstractmethod
+from pathlib import Path
+from typing import Any, ClassVar
+
+import torch
+from torch import Tensor
+
+from bodi.initial_design import initial_design
+from bodi.optimizers.base import Optimizer
+from bodi.optimizers.random_search import sample_new_points
+from bodi.space import SearchSpace
+from bodi.storage import Storage
+
+
+class ModelBasedOptimizer(Optimizer):
+    """An optimizer that starts from the shared initial design and then asks a model.
+
+    ``_suggest(n)`` returns the unused points of the ``n_init`` design
+    (:func:`bodi.initial_design.initial_design`) first; the rest of the ``n`` points are uniform
+    samples never proposed before while fewer than :attr:`min_completed` trials are complete,
+    and otherwise come from :meth:`_model_points`.
+
+    Args:
+        space, seed, direction, storage, study_name, on_pending: see :class:`Optimizer`.
+        n_init: size of the shared initial design (``0``: none).
+
+    Subclasses set their own settings before calling ``super().__init__`` and extend
+    :meth:`settings` (``n_init`` comes first).
+    """
+
+    #: how many completed trials the model needs; before that, points are drawn uniformly
+    min_completed: ClassVar[int] = 1
+
+    def __init__(
+        self,
+        space: SearchSpace,
+        *,
+        seed: int = 0,
+        direction: str = "minimize",
+        n_init: int = 20,
+        storage: str | Path | Storage | None = None,
+        study_name: str | None = None,
+        on_pending: str = "reissue",
+    ) -> None:
+        if isinstance(n_init, bool) or not isinstance(n_init, numbers.Integral) or n_init < 0:
+            raise ValueError(f"n_init must be a non-negative integer, got {n_init!r}")
+        self.n_init = int(n_init)
+        super().__init__(space, seed=seed, direction=direction, storage=storage,
+                         study_name=study_name, on_pending=on_pending)
+        self._design = initial_design(space, self.n_init, self.seed)
+
+    def settings(self) -> dict[str, Any]:
+        return {"n_init": self.n_init}
+
+    def _suggest(self, n: int) -> Tensor:
+        design = self.unused_design_points(self._design)[:n]
+        rest = n - len(design)
+        if rest == 0:
+            return design
+        taken = torch.cat([self._stack([t.x for t in self.trials]), design])
+        if len(self._rows("complete")) < self.min_completed:  # nothing to model yet
+            return torch.cat([design, sample_new_points(self.space, rest, taken)])
+        return torch.cat([design, self._model_points(rest, design, taken)])
+
+    @abstractmethod
+    def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
+        """``q x dim`` encoded points from the model, at least :attr:`min_completed` trials
+        being complete. ``design``: this batch's design points (to be treated as pending);
+        ``taken``: every trial's point and ``design``. Global RNGs are seeded by the caller."""
