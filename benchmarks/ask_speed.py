@@ -32,12 +32,17 @@ def ask_seconds(d: int, n: int, repeats: int, **options) -> list[float]:
     opt = bodi.BODi(problem.space, seed=0, n_init=n, **options)
     design = opt.ask(n)
     opt.tell(design, problem.evaluate(design).tolist())
+    return timed_asks(opt, problem, repeats)
+
+
+def timed_asks(opt, problem, repeats: int) -> list[float]:
+    """Seconds of ``repeats`` consecutive ``opt.ask()`` calls, each followed by its tell."""
     seconds = []
     for _ in range(repeats):
         start = time.perf_counter()
         x = opt.ask()
         seconds.append(time.perf_counter() - start)
-        opt.tell(x, problem(x))
+        opt.tell(x, float(problem(x)))
     return seconds
 
 

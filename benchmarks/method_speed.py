@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 import warnings
 
 import torch
+from ask_speed import timed_asks  # benchmarks/ is the script directory
 
 from bodi.benchmarks import get_problem
 from bodi.experiments.methods import METHODS, make_optimizer
@@ -33,13 +33,7 @@ def suggest_seconds(problem_name: str, method: str, n: int, repeats: int) -> lis
     configs = space.decode(X)
     opt = make_optimizer(method, space, seed=0, direction=problem.direction, n_init=20)
     opt.tell(configs, problem.evaluate(configs).tolist())
-    seconds = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        x = opt.ask()
-        seconds.append(time.perf_counter() - start)
-        opt.tell(x, float(problem(x)))
-    return seconds
+    return timed_asks(opt, problem, repeats)
 
 
 def main() -> None:

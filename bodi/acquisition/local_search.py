@@ -128,8 +128,8 @@ def local_search(
     if region is not None:
         pool.append(region.center.unsqueeze(0))
     pool = torch.cat(pool)
-    _, first = np.unique(row_keys(space, pool).numpy(), return_index=True)
     if space.is_discrete:  # distinct starting points
+        _, first = np.unique(row_keys(space, pool).numpy(), return_index=True)
         pool = pool[torch.from_numpy(np.sort(first))]
     pool_values = score(pool)
     if not torch.isfinite(pool_values).any():

@@ -96,7 +96,8 @@ class HEDSingleTaskGP(SingleTaskGP):
     _marginal_cache: tuple[Tensor, Tensor] | None = None
 
     def train(self, mode: bool = True) -> HEDSingleTaskGP:
-        self._marginal_cache = None  # hyperparameters or data may change
+        if mode or self.training:  # hyperparameters or data may have changed in training mode;
+            self._marginal_cache = None  # eval() while already in eval mode keeps the cache
         return super().train(mode)
 
     def _cache(self) -> tuple[Tensor, Tensor]:
