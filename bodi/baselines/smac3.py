@@ -122,6 +122,24 @@ def from_configuration(configspace: Any, space: SearchSpace, config: Any) -> lis
     return row
 
 
+def _hash_independent(maximizer: Any) -> Any:
+    """Make SMAC's ``LocalAndSortedRandomSearch`` independent of Python's string hash seed.
+
+    Its local search dedupes its start points through ``list(set(configurations))``, and a
+    ``Configuration`` hashes its ``repr`` string, so the order of the start points (and with it
+    every later random draw) changed with ``PYTHONHASHSEED`` from one process to the next. We
+    sort the same start points by their vector instead.
+    """
+    local_search = maximizer._local_search
+    unordered = local_search._get_initial_points
+
+    def ordered(*args: Any, **kwargs: Any) -> list[Any]:
+        return sorted(unordered(*args, **kwargs), key=lambda c: tuple(c.get_array().tolist()))
+
+    local_search._get_initial_points = ordered
+    return maximizer
+
+
 class SMAC(ModelBasedOptimizer):
     """SMAC3's ``HyperparameterOptimizationFacade`` behind bodi's ask/tell interface.
 
@@ -222,6 +240,7 @@ class SMAC(ModelBasedOptimizer):
                 scenario,
                 None,  # no target function: ask/tell only
                 model=model,
+                acquisition_maximizer=_hash_independent(Facade.get_acquisition_maximizer(scenario)),
                 initial_design=Facade.get_initial_design(scenario, n_configs=0),
                 intensifier=intensifier,
                 logging_level=False,
