@@ -111,15 +111,17 @@ def _plot(args: argparse.Namespace) -> int:
     from bodi.experiments.analysis import plot_results
 
     path = plot_results(args.results, args.out, _names(args.problems),
-                        _names(args.methods, methods=True))
+                        _names(args.methods, methods=True), args.evaluations)
     print(f"figure: {path}")
     return 0
 
 
 def _report(args: argparse.Namespace) -> int:
-    from bodi.experiments.analysis import report
+    from bodi.experiments.analysis import report, shift_report
 
-    print(report(args.results, _names(args.problems), _names(args.methods, methods=True)))
+    table = shift_report if args.shifted else report
+    print(table(args.results, _names(args.problems), _names(args.methods, methods=True),
+                args.evaluations))
     return 0
 
 
@@ -242,6 +244,9 @@ def _add_selection(parser: argparse.ArgumentParser) -> None:
                         help="comma-separated problems to show, in this order (default: all)")
     parser.add_argument("--methods", default=None,
                         help="comma-separated methods to show, in this order (default: all)")
+    parser.add_argument("--evaluations", type=int, default=None,
+                        help="count only the first N evaluations of every run (compare methods "
+                             "at an equal budget; default: all)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -332,6 +337,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser("report", help="Markdown table of results directories")
     rep.add_argument("results", nargs="+", help="one or more results directories (combined)")
+    rep.add_argument("--shifted", action="store_true",
+                     help="compare each problem with its -shifted twin, method by method")
     _add_selection(rep)
     rep.set_defaults(handler=_report)
     return parser

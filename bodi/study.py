@@ -40,7 +40,9 @@ def load_study(
     classes = {**OPTIMIZERS, **BASELINES}
     if record.optimizer not in classes:
         raise ValueError(f"study {study_name!r} uses an unknown optimizer {record.optimizer!r}")
-    return classes[record.optimizer](
+    cls = classes[record.optimizer]
+    return cls(
         SearchSpace.from_dict(record.space), seed=record.seed, direction=record.direction,
-        storage=store, study_name=study_name, on_pending=on_pending, **record.settings,
+        storage=store, study_name=study_name, on_pending=on_pending,
+        **cls.complete_settings(record.settings),
     )

@@ -1,5 +1,6 @@
 """Studies in SQLite: persistence, resume, pending trials, foreign and corrupt files."""
 
+import json
 import sqlite3
 
 import pytest
@@ -126,3 +127,27 @@ def test_in_memory_storage_is_the_default():
     assert isinstance(opt.storage, InMemoryStorage)
     opt.tell(opt.ask(), 2.0)
     assert opt.storage.trials("default")[0].value == 2.0
+
+
+def test_a_study_stored_before_the_shift_robust_options_still_runs_the_papers_bodi(tmp_path):
+    # older versions stored neither dictionary_reference nor trust_region (they ran the paper's
+    # configuration): such a study must continue with that configuration, whatever the defaults
+    path = tmp_path / "study.db"
+    opt = _opt(path, dictionary_reference="none", trust_region=False)
+    for _ in range(5):
+        x = opt.ask()
+        opt.tell(x, f(x))
+    with sqlite3.connect(path) as db:
+        (settings,) = db.execute("SELECT settings FROM studies").fetchone()
+        old = json.loads(settings)
+        del old["dictionary_reference"], old["trust_region"]
+        db.execute("UPDATE studies SET settings = ?", (json.dumps(old),))
+    reference = _opt(None, dictionary_reference="none", trust_region=False)
+    for trial in opt.trials:
+        reference.tell(trial.params, trial.value)
+    loaded = bodi.load_study(path)
+    assert loaded.dictionary_reference == "none" and loaded.trust_region_settings is None
+    assert loaded.ask() == reference.ask()
+    # reopened by constructor with the paper's configuration: accepted, not "different settings"
+    again = _opt(path, dictionary_reference="none", trust_region=False)
+    assert [t.params for t in again.trials] == [t.params for t in loaded.trials]

@@ -2,7 +2,8 @@
 
 Every function takes ``out``: a results directory or a list of them (runs made separately, e.g.
 on different machines, are combined; a (problem, method, seed) found twice is an error), and
-optional ``problems`` / ``methods`` lists that select what to show.
+optional ``problems`` / ``methods`` lists that select what to show, and ``evaluations``: only
+the first that many evaluations of every run count (methods compared at an equal budget).
 """
 
 from __future__ import annotations
@@ -32,9 +33,15 @@ def _dirs(out: Outs) -> list[Path]:
 
 
 def _load(
-    out: Outs, problems: Sequence[str] | None, methods: Sequence[str] | None
+    out: Outs,
+    problems: Sequence[str] | None,
+    methods: Sequence[str] | None,
+    evaluations: int | None = None,
 ) -> tuple[dict[tuple[str, str, int], list[dict[str, Any]]], dict[str, dict[str, Any]]]:
-    """The selected runs ``(problem, method, seed) -> rows`` and ``problem -> task info``."""
+    """The selected runs ``(problem, method, seed) -> rows`` (each cut to its first
+    ``evaluations`` rows) and ``problem -> task info``."""
+    if evaluations is not None and (isinstance(evaluations, bool) or evaluations < 1):
+        raise ValueError(f"evaluations must be a positive integer, got {evaluations!r}")
     runs: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     tasks: dict[str, dict[str, Any]] = {}
     for directory in _dirs(out):
@@ -47,21 +54,24 @@ def _load(
                 continue
             if key in runs:
                 raise ValueError(f"{key} is in more than one of the results directories")
-            runs[key] = rows
+            runs[key] = rows[:evaluations]
     if not runs:
         raise ValueError("no evaluations of the selected problems and methods")
     return runs, tasks
 
 
 def best_curves(
-    out: Outs, problems: Sequence[str] | None = None, methods: Sequence[str] | None = None
+    out: Outs,
+    problems: Sequence[str] | None = None,
+    methods: Sequence[str] | None = None,
+    evaluations: int | None = None,
 ) -> dict[str, dict[str, np.ndarray]]:
     """``problem -> method -> seeds x evaluations`` array of the best value so far.
 
     Runs of different lengths are cut to the shortest; a prefix of failures is NaN.
     """
     curves: dict[str, dict[str, list[list[float]]]] = defaultdict(lambda: defaultdict(list))
-    for (problem, method, _seed), rows in _load(out, problems, methods)[0].items():
+    for (problem, method, _seed), rows in _load(out, problems, methods, evaluations)[0].items():
         curves[problem][method].append([math.nan if r["best"] is None else r["best"] for r in rows])
     out_curves: dict[str, dict[str, np.ndarray]] = {}
     for problem, methods in curves.items():
@@ -84,6 +94,7 @@ def plot_results(
     path: str | Path | None = None,
     problems: Sequence[str] | None = None,
     methods: Sequence[str] | None = None,
+    evaluations: int | None = None,
 ) -> Path:
     """The paper's kind of figure: best value so far (mean +- 1 s.e. over seeds) against
     evaluations, one panel per problem, one line per method, the known optimum dashed
@@ -93,8 +104,8 @@ def plot_results(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    curves = best_curves(out, problems, methods)
-    tasks = _load(out, problems, methods)[1]
+    curves = best_curves(out, problems, methods, evaluations)
+    tasks = _load(out, problems, methods, evaluations)[1]
     problems = [p for p in problems if p in curves] if problems else sorted(curves)
     cols = min(3, len(problems))
     rows = math.ceil(len(problems) / cols)
@@ -126,18 +137,19 @@ def plot_results(
 
 
 def report(
-    out: Outs, problems: Sequence[str] | None = None, methods: Sequence[str] | None = None
+    out: Outs,
+    problems: Sequence[str] | None = None,
+    methods: Sequence[str] | None = None,
+    evaluations: int | None = None,
 ) -> str:
     """Markdown table: per problem and method, final best (mean +- s.e.), mean rank over seeds,
     median seconds per suggestion (model fit + acquisition; initial design excluded)."""
-    runs, tasks = _load(out, problems, methods)
+    runs, tasks = _load(out, problems, methods, evaluations)
     directions = {p: t["direction"] for p, t in tasks.items()}
-    finals: dict[str, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
+    finals = _finals(runs)
     suggest: dict[tuple[str, str], list[float]] = defaultdict(list)
     lengths: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for (problem, method, seed), rows in runs.items():
-        best = rows[-1]["best"]
-        finals[problem][method][seed] = math.nan if best is None else best
+    for (problem, method, _seed), rows in runs.items():
         suggest[problem, method] += [r["suggest_seconds"] for r in rows if r["suggest_seconds"]]
         lengths[problem, method].append(len(rows))
     lines = [
@@ -159,6 +171,61 @@ def report(
                 f"| {problem} ({'min' if sign > 0 else 'max'}) | {method} | {len(values)} | "
                 f"{min(lengths[problem, method])} | "
                 f"{mean[0]:.4g} ± {se[0]:.2g} | {ranks[method]:.2f} | {median} |"
+            )
+    return "\n".join(lines)
+
+
+def _finals(
+    runs: dict[tuple[str, str, int], list[dict[str, Any]]],
+) -> dict[str, dict[str, dict[int, float]]]:
+    """``problem -> method -> seed ->`` best value of the run (NaN if nothing succeeded)."""
+    finals: dict[str, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
+    for (problem, method, seed), rows in runs.items():
+        best = rows[-1]["best"]
+        finals[problem][method][seed] = math.nan if best is None else best
+    return finals
+
+
+def shift_report(
+    out: Outs,
+    problems: Sequence[str] | None = None,
+    methods: Sequence[str] | None = None,
+    evaluations: int | None = None,
+) -> str:
+    """Markdown table: each method's final best on every problem ``P`` against its shifted twin
+    ``P-shifted`` (mean +- s.e. over seeds). ``worse by`` is how much worse the shifted result
+    is (negative: better); ``within 1 s.e.`` says whether that difference is at most the
+    original's standard error. A method without a bias toward special points scores the same
+    on both (``specs/benchmarks.md``)."""
+    selected = [*problems, *(f"{p}-shifted" for p in problems)] if problems else None
+    runs, tasks = _load(out, selected, methods, evaluations)
+    finals = _finals(runs)
+    lines = [
+        "| problem | method | original (mean ± s.e.) | shifted (mean ± s.e.) | worse by "
+        "| within 1 s.e. |",
+        "|---|---|---|---|---|---|",
+    ]
+    originals = [p for p in finals if f"{p}-shifted" in finals]
+    if problems:
+        originals = [p for p in problems if p in originals]
+    if not originals:
+        raise ValueError("no problem has both itself and its -shifted twin among the results")
+    for problem in sorted(originals) if not problems else originals:
+        sign = 1.0 if tasks[problem]["direction"] == "minimize" else -1.0
+        shifted = finals[f"{problem}-shifted"]
+        order = [m for m in methods if m in finals[problem]] if methods else sorted(
+            finals[problem])
+        for method in [m for m in order if m in shifted]:
+            stats = []
+            for runs_of in (finals[problem][method], shifted[method]):
+                values = np.array(list(runs_of.values()), dtype=float)
+                mean, se = _mean_se(values[:, None])
+                stats.append((float(mean[0]), float(se[0])))
+            (m0, s0), (m1, s1) = stats
+            worse = sign * (m1 - m0)
+            lines.append(
+                f"| {problem} ({'min' if sign > 0 else 'max'}) | {method} | {m0:.4g} ± {s0:.2g} "
+                f"| {m1:.4g} ± {s1:.2g} | {worse:.3g} | {'yes' if worse <= s0 else 'no'} |"
             )
     return "\n".join(lines)
 

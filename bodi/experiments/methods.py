@@ -1,6 +1,7 @@
 """Methods by name for the experiment runner: ``bodi``, ``random``, and variants with options.
 
-Methods: ``bodi`` (bodi's defaults), ``bodi-paper`` (the paper's configuration), ``random``,
+Methods: ``bodi`` (bodi's defaults: incumbent-relative dictionary and a Hamming trust region),
+``bodi-paper`` (the paper's configuration; ``bodi-paper[m=32]`` etc. vary it), ``random``,
 ``casmopolitan``, ``combo``, ``smac``, ``tpe`` and ``botorch-mixed`` (:mod:`bodi.baselines`).
 
 A method spec is a name with optional keyword options in brackets, e.g. ``bodi``,

@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 from torch import Tensor
@@ -96,9 +96,17 @@ class Optimizer(ABC):
         self.storage = open_storage(storage)
         self._open_study(on_pending)
 
+    #: settings that studies stored by older versions of bodi lack, with the value they ran with
+    legacy_settings: ClassVar[dict[str, Any]] = {}
+
     def settings(self) -> dict[str, Any]:
         """Keyword settings that define the optimizer's behaviour (stored with the study)."""
         return {}
+
+    @classmethod
+    def complete_settings(cls, stored: dict[str, Any]) -> dict[str, Any]:
+        """Stored ``settings`` with the :attr:`legacy_settings` an older study did not record."""
+        return {**cls.legacy_settings, **stored}
 
     def _study_record(self) -> StudyRecord:
         return StudyRecord(
@@ -114,7 +122,9 @@ class Optimizer(ABC):
             return
         different = [
             field for field in ("optimizer", "space", "settings", "seed", "direction")
-            if getattr(stored, field) != json.loads(json.dumps(getattr(mine, field)))
+            if getattr(stored, field) != json.loads(json.dumps(getattr(mine, field))) and not (
+                field == "settings" and self.complete_settings(stored.settings) == mine.settings
+            )
         ]
         if different:
             raise ValueError(

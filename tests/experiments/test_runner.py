@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from bodi.experiments.analysis import best_curves, plot_results, report
+from bodi.experiments.analysis import best_curves, plot_results, report, shift_report
 from bodi.experiments.methods import make_optimizer, parse_method
 from bodi.experiments.runner import expand_seeds, run_benchmark
 from bodi.experiments.storage import Evaluation, ResultsStore
@@ -145,6 +145,31 @@ def test_plot_and_report(tmp_path):
         report([tmp_path, tmp_path])
     with pytest.raises(ValueError, match="no evaluations"):
         report(tmp_path, methods=["nope"])
+    # an equal budget: only the first two evaluations of every run count
+    assert best_curves(tmp_path, evaluations=2)["p"]["a"].tolist() == [[3.0, 1.0], [4.0, 2.0]]
+    assert "| p (min) | b | 2 | 2 | 4.5 ± 0.5 | 2.00 |" in report(tmp_path, evaluations=2)
+    with pytest.raises(ValueError, match="positive integer"):
+        report(tmp_path, evaluations=0)
+
+
+def test_shift_report_compares_each_problem_with_its_twin(tmp_path):
+    store = ResultsStore(tmp_path)
+    finals = {("p", "a"): [1.0, 3.0], ("p-shifted", "a"): [1.5, 3.5],  # worse by 0.5 < s.e. 1
+              ("p", "b"): [1.0, 1.2], ("p-shifted", "b"): [4.0, 4.2],  # worse by 3
+              ("q", "a"): [0.0, 0.0]}  # no twin: not shown
+    for (problem, method), values in finals.items():
+        for seed, value in enumerate(values):
+            store.register(problem, method, seed, "minimize", None, 1, 1)
+            store.append(problem, method, seed, "minimize",
+                         Evaluation({"x": 1}, value, 0.0, 0.0))
+    store.close()
+    table = shift_report(tmp_path)
+    assert "| p (min) | a | 2 ± 1 | 2.5 ± 1 | 0.5 | yes |" in table
+    assert "| p (min) | b | 1.1 ± 0.1 | 4.1 ± 0.1 | 3 | no |" in table
+    assert "q (min)" not in table
+    assert "| b |" not in shift_report(tmp_path, problems=["p"], methods=["a"])
+    with pytest.raises(ValueError, match="shifted twin"):
+        shift_report(tmp_path, problems=["q"])
 
 
 def test_cli_bench_plot_report(tmp_path, capsys):
@@ -157,6 +182,10 @@ def test_cli_bench_plot_report(tmp_path, capsys):
     assert (out / "figure.png").exists() and (out / "report.md").exists()
     assert main(["report", str(out)]) == 0
     assert "planted-binary8" in capsys.readouterr().out
+    assert main(["report", str(out), "--evaluations", "3"]) == 0
+    assert "| planted-binary8 (min) | random | 1 | 3 |" in capsys.readouterr().out
+    assert main(["report", str(out), "--shifted"]) == 2  # no -shifted twin in these results
+    assert "shifted twin" in capsys.readouterr().err
     assert main(["bench", "--problems", "nonsense", "--out", str(out), "--quiet"]) == 2
     assert "nonsense" in capsys.readouterr().err
     assert main(["bench", "--problems", "maxsat60", "--wcnf", str(tmp_path / "no.wcnf"),

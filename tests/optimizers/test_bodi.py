@@ -8,6 +8,7 @@ import torch
 
 import bodi
 from bodi.acquisition import SearchSpaceExhaustedError
+from bodi.acquisition.trust_region import TrustRegionSettings
 from bodi.benchmarks import planted_binary, planted_categorical, planted_mixed
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
 
@@ -209,7 +210,7 @@ def test_botorch_acquisition_optimizer_in_a_discrete_space_never_repeats():
 
 @pytest.mark.parametrize("options", [
     {"dictionary_reference": "random"},
-    {"dictionary_reference": "incumbent", "trust_region": True},
+    {"dictionary_reference": "none", "trust_region": False},  # the paper's configuration
 ])
 def test_shift_robust_options_solve_a_planted_problem(options):
     problem = planted_binary(16, seed=4)
@@ -222,3 +223,15 @@ def test_shift_robust_options_solve_a_planted_problem(options):
     assert opt.settings()["dictionary_reference"] == options["dictionary_reference"]
     with pytest.raises(ValueError, match="dictionary_reference"):
         bodi.BODi(problem.space, dictionary_reference="corner")
+
+
+def test_defaults_are_the_incumbent_relative_dictionary_and_a_trust_region():
+    space = SearchSpace([Binary(f"b{i}") for i in range(6)])
+    opt = bodi.BODi(space)
+    assert opt.dictionary_reference == "incumbent" and opt.trust_region_settings is not None
+    assert opt.settings()["trust_region"] == dict(TrustRegionSettings().__dict__)
+    # where they do not apply, the defaults step aside instead of raising
+    assert bodi.BODi(space, dictionary="gaussian").dictionary_reference == "none"
+    assert bodi.BODi(space, acquisition_optimizer="botorch").trust_region_settings is None
+    with pytest.raises(ValueError, match="trust region"):
+        bodi.BODi(space, acquisition_optimizer="botorch", trust_region=True)
