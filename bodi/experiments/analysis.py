@@ -70,8 +70,14 @@ def best_curves(
 
     Runs of different lengths are cut to the shortest; a prefix of failures is NaN.
     """
+    return _best_curves(_load(out, problems, methods, evaluations)[0])
+
+
+def _best_curves(
+    runs: dict[tuple[str, str, int], list[dict[str, Any]]],
+) -> dict[str, dict[str, np.ndarray]]:
     curves: dict[str, dict[str, list[list[float]]]] = defaultdict(lambda: defaultdict(list))
-    for (problem, method, _seed), rows in _load(out, problems, methods, evaluations)[0].items():
+    for (problem, method, _seed), rows in runs.items():
         curves[problem][method].append([math.nan if r["best"] is None else r["best"] for r in rows])
     out_curves: dict[str, dict[str, np.ndarray]] = {}
     for problem, methods in curves.items():
@@ -80,6 +86,12 @@ def best_curves(
             length = min(len(r) for r in runs)
             out_curves[problem][method] = np.array([r[:length] for r in runs], dtype=float)
     return out_curves
+
+
+def _summary(per_seed: dict[int, float]) -> tuple[float, float]:
+    """Mean and standard error over seeds of one method's final values."""
+    mean, se = _mean_se(np.array(list(per_seed.values()), dtype=float)[:, None])
+    return float(mean[0]), float(se[0])
 
 
 def _mean_se(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -104,8 +116,8 @@ def plot_results(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    curves = best_curves(out, problems, methods, evaluations)
-    tasks = _load(out, problems, methods, evaluations)[1]
+    runs, tasks = _load(out, problems, methods, evaluations)
+    curves = _best_curves(runs)
     problems = [p for p in problems if p in curves] if problems else sorted(curves)
     cols = min(3, len(problems))
     rows = math.ceil(len(problems) / cols)
@@ -163,14 +175,14 @@ def report(
         order = [m for m in methods if m in finals[problem]] if methods else sorted(
             finals[problem])
         for method in order:
-            values = np.array(list(finals[problem][method].values()), dtype=float)
-            mean, se = _mean_se(values[:, None])
+            mean, se = _summary(finals[problem][method])
+            seeds = len(finals[problem][method])
             seconds = suggest[problem, method]
             median = f"{statistics.median(seconds):.2f}" if seconds else "-"
             lines.append(
-                f"| {problem} ({'min' if sign > 0 else 'max'}) | {method} | {len(values)} | "
+                f"| {problem} ({'min' if sign > 0 else 'max'}) | {method} | {seeds} | "
                 f"{min(lengths[problem, method])} | "
-                f"{mean[0]:.4g} ± {se[0]:.2g} | {ranks[method]:.2f} | {median} |"
+                f"{mean:.4g} ± {se:.2g} | {ranks[method]:.2f} | {median} |"
             )
     return "\n".join(lines)
 
@@ -205,23 +217,16 @@ def shift_report(
         "| within 1 s.e. |",
         "|---|---|---|---|---|---|",
     ]
-    originals = [p for p in finals if f"{p}-shifted" in finals]
-    if problems:
-        originals = [p for p in problems if p in originals]
+    originals = [p for p in problems or sorted(finals) if f"{p}-shifted" in finals]
     if not originals:
         raise ValueError("no problem has both itself and its -shifted twin among the results")
-    for problem in sorted(originals) if not problems else originals:
+    for problem in originals:
         sign = 1.0 if tasks[problem]["direction"] == "minimize" else -1.0
         shifted = finals[f"{problem}-shifted"]
         order = [m for m in methods if m in finals[problem]] if methods else sorted(
             finals[problem])
         for method in [m for m in order if m in shifted]:
-            stats = []
-            for runs_of in (finals[problem][method], shifted[method]):
-                values = np.array(list(runs_of.values()), dtype=float)
-                mean, se = _mean_se(values[:, None])
-                stats.append((float(mean[0]), float(se[0])))
-            (m0, s0), (m1, s1) = stats
+            (m0, s0), (m1, s1) = _summary(finals[problem][method]), _summary(shifted[method])
             worse = sign * (m1 - m0)
             lines.append(
                 f"| {problem} ({'min' if sign > 0 else 'max'}) | {method} | {m0:.4g} ± {s0:.2g} "

@@ -7,6 +7,7 @@ model always maximizes ``sign * value`` (``sign = -1`` when minimizing).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import numbers
@@ -120,11 +121,10 @@ class Optimizer(ABC):
         if stored is None:
             self.storage.create_study(mine)
             return
+        stored = dataclasses.replace(stored, settings=self.complete_settings(stored.settings))
         different = [
             field for field in ("optimizer", "space", "settings", "seed", "direction")
-            if getattr(stored, field) != json.loads(json.dumps(getattr(mine, field))) and not (
-                field == "settings" and self.complete_settings(stored.settings) == mine.settings
-            )
+            if getattr(stored, field) != json.loads(json.dumps(getattr(mine, field)))
         ]
         if different:
             raise ValueError(
