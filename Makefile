@@ -4,14 +4,16 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+LOCK   := requirements/lock.txt
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup run test lint bench lock clean
 
-$(STAMP): pyproject.toml
+# The CPU build of torch first, so that nothing pulls the CUDA build; then bodi with every
+# extra, at the versions of the lock file (pyproject.toml itself declares ranges).
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	# The CPU build of torch first, so that nothing pulls the CUDA build.
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/pip install --quiet -c $(LOCK) -e ".[dev]"
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -29,5 +31,9 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/ask_speed.py
 
+# re-pin the lock file to what the virtual environment holds
+lock: $(STAMP)
+	$(BIN)/pip freeze --exclude-editable | grep -v '^bodi' > $(LOCK)
+
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) .venv-lowest .venv-newest .pytest_cache build *.egg-info

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 import time
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
 import torch
 
 from bodi.benchmarks import planted_binary, planted_categorical, planted_mixed
+from bodi.extras import MissingExtraError, require
 from bodi.minimize import minimize
 
 DEMO_PROBLEMS = {
@@ -65,7 +69,14 @@ def _default_problems() -> str:
     return DEFAULT_PROBLEMS
 
 
+def _bench_extra(what: str) -> None:
+    """``bodi bench`` and ``bodi modelfit`` need the ``bench`` extra: one line if it is missing."""
+    for module in ("distributed", "matplotlib", "rich"):
+        require(module, what, "bench")
+
+
 def _bench(args: argparse.Namespace) -> int:
+    _bench_extra("bodi bench")
     from bodi.experiments.analysis import plot_results, report
     from bodi.experiments.runner import expand_seeds, run_benchmark
 
@@ -108,6 +119,7 @@ def _names(text: str | None, methods: bool = False) -> list[str] | None:
 
 
 def _plot(args: argparse.Namespace) -> int:
+    require("matplotlib", "bodi plot")
     from bodi.experiments.analysis import plot_results
 
     path = plot_results(args.results, args.out, _names(args.problems),
@@ -117,6 +129,7 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
+    _bench_extra("bodi report")
     from bodi.experiments.analysis import report, shift_report
 
     table = shift_report if args.shifted else report
@@ -126,6 +139,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _modelfit(args: argparse.Namespace) -> int:
+    _bench_extra("bodi modelfit")
     from bodi.experiments.modelfit import run_modelfit, summary_table, write_outputs
     from bodi.experiments.runner import expand_seeds
 
@@ -160,12 +174,16 @@ def load_objective(spec: str):
         path = Path(module_name)
         if not path.is_file():
             raise ValueError(f"objective file {path} does not exist")
-        module_spec = importlib.util.spec_from_file_location(path.stem, path)
+        # A private module name: a file called random.py or types.py shadows nothing.
+        name = f"_bodi_objective_{zlib.crc32(str(path.resolve()).encode()):08x}_{path.stem}"
+        module_spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(module_spec)
-        sys.modules[path.stem] = module  # so a process pool can pickle its functions
+        sys.modules[name] = module  # so that its functions pickle (Dask, process pools)
         module_spec.loader.exec_module(module)
     else:
-        sys.path.insert(0, str(Path.cwd()))
+        # after everything else: a module of the working directory shadows no other module
+        if str(Path.cwd()) not in sys.path:
+            sys.path.append(str(Path.cwd()))
         try:
             module = importlib.import_module(module_name)
         except ImportError as err:
@@ -188,9 +206,9 @@ def _run(args: argparse.Namespace) -> int:
         raise ValueError(
             f"{args.storage} already holds study {args.study_name!r}; pass --resume to continue it"
         )
-    executor = None
+    executor = "process" if args.isolate else None
     if args.scheduler:
-        from distributed import Client
+        Client = require("distributed", "bodi run --scheduler").Client
 
         executor = Client(args.scheduler)
     try:
@@ -198,10 +216,10 @@ def _run(args: argparse.Namespace) -> int:
             objective, space, budget=args.budget, seed=args.seed, direction=args.direction,
             n_workers=args.workers, executor=executor, timeout=args.timeout, storage=storage,
             study_name=args.study_name, n_init=args.n_init, progress=not args.quiet,
-            max_consecutive_failures=args.max_failures,
+            max_consecutive_failures=args.max_failures, max_attempts=args.max_attempts,
         )
     finally:
-        if executor is not None:
+        if executor is not None and not isinstance(executor, str):
             executor.close()
     states = [t.state for t in result.history]
     print(f"{states.count('complete')} complete, {states.count('failed')} failed trials in "
@@ -217,6 +235,8 @@ def _show(args: argparse.Namespace) -> int:
     from bodi.study import load_study
 
     optimizer = load_study(args.storage, args.study_name)
+    if not args.json:
+        require("matplotlib", "bodi show (its convergence plot)")
     if args.json:
         print(json.dumps({"study": optimizer.study_name, "direction": optimizer.direction,
                           "trials": [t.as_dict() for t in optimizer.trials]}, indent=2))
@@ -306,7 +326,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--n-init", type=_positive_int, default=20)
     run.add_argument("--max-failures", type=_positive_int, default=10,
                      help="stop after this many failures in a row")
-    run.add_argument("--resume", action="store_true", help="continue an existing study")
+    run.add_argument("--isolate", action="store_true",
+                     help="evaluate each configuration in its own process: one that crashes "
+                          "or kills its process is recorded as a failed trial")
+    run.add_argument("--max-attempts", type=_positive_int, default=2,
+                     help="a configuration whose evaluation was lost (its process died) this "
+                          "many times is marked failed instead of re-issued (default 2)")
+    run.add_argument("--resume", action="store_true",
+                     help="continue an existing study (also: join other workers running it)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=_run)
 
@@ -344,17 +371,48 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that every ``finally`` runs."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
+def _interrupted(args: argparse.Namespace, err: KeyboardInterrupt) -> int:
+    what = "terminated" if isinstance(err, _Terminated) else "interrupted"
+    storage = getattr(args, "storage", None)
+    if args.command == "run":
+        hint = (f"every finished evaluation is stored in {storage}; continue with the same "
+                "command and --resume")
+    elif args.command == "bench":
+        hint = f"finished runs are stored in {args.out}/results.db; the same command resumes"
+    else:
+        hint = "nothing was lost"
+    print(f"bodi: {what}; {hint}", file=sys.stderr)
+    return 143 if isinstance(err, _Terminated) else 130
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     torch.set_num_threads(max(1, min(torch.get_num_threads(), 2)))
+    previous = signal.getsignal(signal.SIGTERM)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    if in_main_thread:
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return args.handler(args)
+    except KeyboardInterrupt as err:
+        return _interrupted(args, err)
     except BrokenPipeError:  # e.g. `bodi show study.db | head`
         sys.stderr.close()
         return 0
-    except (ValueError, RuntimeError, FileNotFoundError) as err:
+    except (ValueError, RuntimeError, FileNotFoundError, MissingExtraError) as err:
         print(f"bodi: error: {err}", file=sys.stderr)
         return 2
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -10,12 +10,13 @@ from concurrent.futures import (
     FIRST_COMPLETED,
     Executor,
     Future,
-    ProcessPoolExecutor,
 )
 from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass
 from typing import Any
 
+from bodi.diagnostics import logger
+from bodi.extras import require
 from bodi.optimizers.base import Optimizer, Trial
 from bodi.optimizers.bo import BODi
 from bodi.space import SearchSpace, Value
@@ -77,14 +78,17 @@ def minimize(
         n_workers: evaluations kept running at once. As soon as one finishes it is stored and
             the next point is suggested with the running ones as pending points.
         executor: where evaluations run when ``n_workers > 1`` or ``timeout`` is set:
-            ``None``/``"thread"`` (a thread per evaluation), ``"process"`` (a process pool;
-            ``func`` must be picklable), a ``concurrent.futures.Executor``, or a Dask
-            ``distributed.Client``.
+            ``None``/``"thread"`` (a thread per evaluation), ``"process"`` (a child process
+            per evaluation: a configuration that kills its process is recorded as a failed
+            trial, and a timed-out evaluation is terminated), a
+            ``concurrent.futures.Executor``, or a Dask ``distributed.Client``.
         timeout: seconds after which a running evaluation counts as failed. A thread cannot
-            be stopped: it runs on in the background and its result is ignored (in a process
-            pool it also keeps its process busy until it returns).
+            be stopped: it runs on in the background and its result is ignored
+            (``executor="process"`` kills its process).
         storage, study_name: persist the study (e.g. ``storage="study.db"``); an existing study
-            of that name is resumed and ``budget`` counts its finished trials too.
+            of that name is resumed and ``budget`` counts its trials too. Several processes
+            may run ``minimize`` on one stored study at once: together they evaluate
+            ``budget`` trials, each once.
         optimizer: an ask/tell optimizer to use instead of a new :class:`BODi`.
         progress: show a progress bar with the best value so far.
         callback: called with each finished trial.
@@ -105,6 +109,7 @@ def minimize(
     elif bodi_options or storage is not None:
         raise ValueError("BODi options and storage cannot be combined with an explicit optimizer")
     loop = _Loop(optimizer, budget, callback, max_consecutive_failures)
+    warnings_before = optimizer.numerical_warnings
     with _Progress(progress, budget, loop.finished) as advance:
         loop.advance = advance
         if n_workers == 1 and executor is None and timeout is None:
@@ -112,6 +117,12 @@ def minimize(
         else:
             with _Pool(executor, n_workers) as pool:
                 loop.run_parallel(func, pool, n_workers, timeout)
+    optimizer.refresh()
+    gathered = optimizer.numerical_warnings - warnings_before
+    if gathered:
+        logger.info("%d numerical warning(s) of model fitting and acquisition optimization "
+                    "were gathered during this run (details: the 'bodi' logger at DEBUG level)",
+                    gathered)
     best = optimizer.best
     if best is None:
         raise RuntimeError("every evaluation failed; see result history for the messages")
@@ -119,19 +130,29 @@ def minimize(
 
 
 class _Loop:
-    """Bookkeeping shared by the sequential and the parallel evaluation loops."""
+    """Bookkeeping shared by the sequential and the parallel evaluation loops.
+
+    The budget is the number of trials in the study: new trials are claimed only while the
+    study holds fewer (:meth:`Optimizer.ask_within`), so several processes running this loop
+    on one stored study together fill it exactly.
+    """
 
     def __init__(self, optimizer: Optimizer, budget: int, callback, max_failures: int):
         self.optimizer, self.budget = optimizer, budget
         self.callback, self.max_failures = callback, max_failures
-        self.finished = sum(t.state != "pending" for t in optimizer.trials)
         self.failures_in_a_row = 0
         self.advance: Callable[[Optimizer], None] = lambda optimizer: None
+
+    @property
+    def finished(self) -> int:
+        return self.optimizer.n_finished
+
+    def ask(self, count: int) -> list[dict[str, Value]]:
+        return self.optimizer.ask_within(count, limit=self.budget)
 
     def record(self, params: dict[str, Value], outcome: Callable[[], Any]) -> Trial:
         """Store one finished evaluation first, then report it."""
         trial = _tell(self.optimizer, params, outcome)
-        self.finished += 1
         self.failures_in_a_row = self.failures_in_a_row + 1 if trial.state == "failed" else 0
         self.advance(self.optimizer)
         if self.callback is not None:
@@ -144,8 +165,7 @@ class _Loop:
         return trial
 
     def run_sequential(self, func: Objective, batch_size: int) -> None:
-        while self.finished < self.budget:
-            batch = self.optimizer.ask(min(batch_size, self.budget - self.finished))
+        while batch := self.ask(batch_size):
             for params in batch:
                 self.record(params, lambda p=params: func(dict(p)))
 
@@ -153,10 +173,12 @@ class _Loop:
                      timeout: float | None) -> None:
         running: dict[Any, tuple[dict[str, Value], float]] = {}
         try:
-            while self.finished < self.budget:
-                while len(running) < n_workers and self.finished + len(running) < self.budget:
-                    params = self.optimizer.ask()  # the running points are pending
+            while True:
+                while len(running) < n_workers and (batch := self.ask(1)):
+                    params = batch[0]  # the running points are pending
                     running[pool.submit(func, dict(params))] = (params, time.monotonic())
+                if not running:
+                    break
                 wait = None
                 if timeout is not None:
                     first_deadline = min(start for _, start in running.values()) + timeout
@@ -169,12 +191,12 @@ class _Loop:
                     for future, (params, start) in list(running.items()):
                         if now - start >= timeout:
                             running.pop(future)
-                            future.cancel()
+                            pool.cancel(future)
                             self.record(params, _raiser(TimeoutError(
                                 f"exceeded the time limit of {timeout:g} s")))
         finally:
             for future in running:
-                future.cancel()
+                pool.cancel(future)
 
 
 def _raiser(error: Exception) -> Callable[[], Any]:
@@ -218,6 +240,76 @@ class _ThreadPerEvaluation(Executor):
         return future
 
 
+class EvaluationProcessDiedError(RuntimeError):
+    """The process evaluating a configuration ended without a result (killed, crashed)."""
+
+
+def _evaluate_in_child(connection: Any, fn: Callable[..., Any], args: tuple) -> None:
+    try:
+        result: tuple[bool, Any] = (True, fn(*args))
+    except BaseException as err:  # delivered to the parent
+        result = (False, err)
+    try:
+        connection.send(result)
+    except Exception as err:  # an unpicklable result or exception
+        connection.send((False, RuntimeError(f"{type(err).__name__}: {err}")))
+    connection.close()
+
+
+class _ProcessPerEvaluation(Executor):
+    """Each evaluation in its own child process: a configuration that kills or crashes its
+    process (``os._exit``, a segfault, the OOM killer) is a failed trial, and a timed-out
+    evaluation is terminated. The child is forked, so ``func`` need not be picklable on Linux
+    (results and exceptions must be)."""
+
+    def __init__(self) -> None:
+        import multiprocessing
+
+        methods = multiprocessing.get_all_start_methods()
+        self._context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        self._processes: dict[Future, Any] = {}
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
+        future: Future = Future()
+        future.set_running_or_notify_cancel()
+        receive, send = self._context.Pipe(duplex=False)
+        process = self._context.Process(target=_evaluate_in_child, args=(send, fn, args),
+                                        daemon=True)
+        process.start()
+        send.close()
+        self._processes[future] = process
+
+        def watch() -> None:
+            try:
+                ok, result = receive.recv()
+            except (EOFError, OSError):
+                process.join()
+                code = process.exitcode
+                reason = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+                if not future.done():
+                    future.set_exception(EvaluationProcessDiedError(
+                        f"the evaluation's process died ({reason}) without a result"))
+                return
+            finally:
+                receive.close()
+            process.join()
+            if not future.done():
+                future.set_result(result) if ok else future.set_exception(result)
+
+        threading.Thread(target=watch, daemon=True, name="bodi-evaluation-watch").start()
+        return future
+
+    def cancel(self, future: Future) -> None:
+        process = self._processes.pop(future, None)
+        if process is not None and process.is_alive():
+            process.kill()
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        for future in list(self._processes):
+            if not future.done():
+                self.cancel(future)
+
+
 class _Pool:
     """Threads, process pools and Dask clients behind ``submit`` and ``wait_first``."""
 
@@ -227,7 +319,7 @@ class _Pool:
         if executor is None or executor == "thread":
             self.executor = _ThreadPerEvaluation()
         elif executor == "process":
-            self._owned = self.executor = ProcessPoolExecutor(n_workers)
+            self._owned = self.executor = _ProcessPerEvaluation()
         elif isinstance(executor, Executor):
             self.executor = executor
         elif type(executor).__module__.startswith("distributed") and hasattr(executor, "submit"):
@@ -250,6 +342,13 @@ class _Pool:
             return self.executor.submit(func, params, pure=False)
         return self.executor.submit(func, params)
 
+    def cancel(self, future: Any) -> None:
+        """Stop waiting for ``future`` (and end its process where there is one)."""
+        if isinstance(self.executor, _ProcessPerEvaluation):
+            self.executor.cancel(future)
+        else:
+            future.cancel()
+
     def wait_first(self, futures: list[Any], timeout: float | None) -> list[Any]:
         if self._dask:
             from distributed import wait
@@ -271,12 +370,10 @@ class _Progress:
     def __enter__(self) -> Callable[[Optimizer], None]:
         if not self.enabled:
             return lambda optimizer: None
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
+        progress = require("rich.progress", "progress=True (the progress bar)", "progress")
+        BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn = (
+            progress.BarColumn, progress.MofNCompleteColumn, progress.Progress,
+            progress.TextColumn, progress.TimeElapsedColumn,
         )
 
         self._bar = Progress(

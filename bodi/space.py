@@ -262,20 +262,28 @@ def _hash_weights(dim: int) -> Tensor:
 
 
 def row_keys(space: SearchSpace, X: Tensor) -> Tensor:
-    """An exact-integer hash per row of discrete points (``... x dim`` -> ``...`` int64).
+    """An exact-integer hash per row of encoded points (``... x dim`` -> ``...`` int64).
 
-    Rows are mapped to their value indices and combined with fixed random 64-bit weights
+    Discrete columns are mapped to their value indices, continuous columns to the bits of their
+    ``float64`` value (so only exactly equal values match; use canonical rows, see
+    :meth:`SearchSpace.canonicalize`). The columns are combined with fixed random 64-bit weights
     (wrapping integer arithmetic is exact), so equal rows always get equal keys and distinct rows
-    collide with probability about ``2^-64``. Meant for spaces without continuous parameters.
+    collide with probability about ``2^-64``.
     """
+    X = X.to(DTYPE)
     scale = torch.tensor(
         [p.high - p.low if p.kind == "integer" else 1 for p in space.parameters], dtype=DTYPE
     )
-    return ((X * scale).round().long() * _hash_weights(space.dim)).sum(-1)
+    codes = (X * scale).round().long()
+    continuous = space.continuous_dims
+    if continuous:
+        bits = (X[..., continuous] + 0.0).contiguous().view(torch.int64)  # -0.0 -> 0.0
+        codes[..., continuous] = bits
+    return (codes * _hash_weights(space.dim)).sum(-1)
 
 
 def count_distinct(space: SearchSpace, X: Tensor) -> int:
-    """Number of distinct rows of discrete points ``X``."""
+    """Number of distinct rows of encoded points ``X``."""
     return len(set(row_keys(space, X).tolist()))
 
 
@@ -380,11 +388,19 @@ class SearchSpace:
         return not self.continuous_dims
 
     @property
-    def cardinality(self) -> float:
-        """Number of distinct configurations (``inf`` with a continuous parameter)."""
+    def cardinality(self) -> int | float:
+        """Number of distinct configurations: an exact ``int`` (any size), ``math.inf`` with a
+        continuous parameter."""
         if not self.is_discrete:
             return math.inf
-        return float(math.prod(p.cardinality for p in self.parameters))
+        return math.prod(p.cardinality for p in self.parameters)
+
+    @property
+    def log_cardinality(self) -> float:
+        """Natural log of :attr:`cardinality` (``inf`` with a continuous parameter)."""
+        if not self.is_discrete:
+            return math.inf
+        return float(sum(math.log(p.cardinality) for p in self.parameters))
 
     @property
     def bounds(self) -> Tensor:
@@ -519,3 +535,51 @@ class SearchSpace:
         except (json.JSONDecodeError, RecursionError) as err:
             raise ValueError(f"search space file is not valid JSON: {err}") from err
         return cls.from_dict(data)
+
+
+class SearchSpaceExhaustedError(RuntimeError):
+    """Every configuration of a finite search space has been evaluated or is pending."""
+
+
+def nearby_new_point(
+    space: SearchSpace, x: Tensor, taken: set[int], generator: torch.Generator
+) -> Tensor:
+    """A canonical configuration near ``x`` whose :func:`row_keys` key is not in ``taken``.
+
+    Tried in this order: ``x`` with one discrete or integer parameter changed (parameters and
+    values in random order), ``x`` with its continuous parameters jittered at growing scales,
+    then uniform samples. Raises :class:`SearchSpaceExhaustedError` if none is new.
+    """
+
+    def new(row: Tensor) -> Tensor | None:
+        row = space.canonicalize(row.unsqueeze(0))
+        return row[0] if int(row_keys(space, row)[0]) not in taken else None
+
+    for i in torch.randperm(space.dim, generator=generator).tolist():
+        p = space.parameters[i]
+        if p.kind in ("binary", "categorical"):
+            values = [float(v) for v in torch.randperm(p.cardinality, generator=generator)]
+        elif p.kind == "integer":
+            step = 1.0 / (p.high - p.low)
+            values = [v for v in (float(x[i]) + step, float(x[i]) - step) if 0.0 <= v <= 1.0]
+        else:
+            continue
+        for value in values:
+            if value != float(x[i]):
+                row = x.clone()
+                row[i] = value
+                if (found := new(row)) is not None:
+                    return found
+    continuous = space.continuous_dims
+    if continuous:
+        for scale in (1e-4, 1e-3, 1e-2, 1e-1, 1.0):
+            for _ in range(10):
+                row = x.clone()
+                noise = torch.randn(len(continuous), generator=generator, dtype=DTYPE)
+                row[continuous] = (row[continuous] + scale * noise).clamp(0.0, 1.0)
+                if (found := new(row)) is not None:
+                    return found
+    for row in space.sample(1000, generator=generator):
+        if (found := new(row)) is not None:
+            return found
+    raise SearchSpaceExhaustedError("no configuration left that was not proposed before")

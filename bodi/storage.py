@@ -13,17 +13,19 @@ else (not SQLite, a corrupt database, another application's SQLite database) is 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 FORMAT = "bodi-study"
-VERSION = 1
+VERSION = 2  # 2: trials carry their worker, heartbeat, attempts and a change sequence number
 SQLITE_HEADER = b"SQLite format 3\x00"
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS bodi_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -34,9 +36,19 @@ CREATE TABLE IF NOT EXISTS studies (
 CREATE TABLE IF NOT EXISTS trials (
     study TEXT NOT NULL, number INTEGER NOT NULL, state TEXT NOT NULL, params TEXT NOT NULL,
     x TEXT NOT NULL, value REAL, message TEXT, suggest_seconds REAL NOT NULL,
-    updated REAL NOT NULL, PRIMARY KEY (study, number)
+    updated REAL NOT NULL, worker TEXT, heartbeat REAL, attempts INTEGER NOT NULL DEFAULT 1,
+    seq INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (study, number)
 );
+CREATE INDEX IF NOT EXISTS trials_seq ON trials (study, seq);
 """
+#: columns added by format version 2 (a version-1 file is upgraded in place when opened)
+_V2_COLUMNS = (
+    "worker TEXT", "heartbeat REAL", "attempts INTEGER NOT NULL DEFAULT 1",
+    "seq INTEGER NOT NULL DEFAULT 0",
+)
+_TRIAL_COLUMNS = (
+    "number, state, params, x, value, message, suggest_seconds, worker, heartbeat, attempts"
+)
 
 
 @dataclass(frozen=True)
@@ -53,7 +65,12 @@ class StudyRecord:
 
 @dataclass(frozen=True)
 class TrialRecord:
-    """One stored trial."""
+    """One stored trial.
+
+    ``worker`` names the optimizer instance that holds a pending trial
+    (``host:pid:token``), ``heartbeat`` is when that worker last said it is alive, and
+    ``attempts`` counts how often the trial was handed out for evaluation.
+    """
 
     number: int
     state: str
@@ -62,14 +79,27 @@ class TrialRecord:
     value: float | None
     message: str | None
     suggest_seconds: float
+    worker: str | None = None
+    heartbeat: float | None = None
+    attempts: int = 1
 
 
 class Storage:
-    """The storage interface (the in-memory version keeps everything in dicts)."""
+    """The storage interface; this base class keeps everything in memory (thread-safe).
+
+    Several optimizers (workers) may share one study: new trials are *claimed* with
+    :meth:`add_trials`, which sees every trial added by the others in the same transaction, and
+    a worker follows the others' changes with :meth:`changes`.
+    """
+
+    #: whether other processes can share the studies (then workers send heartbeats)
+    shared = False
 
     def __init__(self) -> None:
         self._studies: dict[str, StudyRecord] = {}
-        self._trials: dict[str, dict[int, TrialRecord]] = {}
+        self._trials: dict[str, dict[int, tuple[int, TrialRecord]]] = {}
+        self._seq = 0
+        self._lock = threading.RLock()
 
     def get_study(self, name: str) -> StudyRecord | None:
         return self._studies.get(name)
@@ -78,20 +108,106 @@ class Storage:
         return sorted(self._studies)
 
     def create_study(self, record: StudyRecord) -> None:
-        if record.name in self._studies:
-            raise ValueError(f"study {record.name!r} already exists")
-        self._studies[record.name] = record
-        self._trials[record.name] = {}
+        with self._lock:
+            if record.name in self._studies:
+                raise ValueError(f"study {record.name!r} already exists")
+            self._studies[record.name] = record
+            self._trials[record.name] = {}
+
+    def _write(self, study: str, trial: TrialRecord) -> None:
+        self._seq += 1
+        self._trials[study][trial.number] = (self._seq, trial)
 
     def put_trial(self, study: str, trial: TrialRecord) -> None:
         """Insert or replace a trial (one committed state change)."""
-        self._trials[study][trial.number] = trial
+        with self._lock:
+            self._write(study, trial)
 
     def trials(self, study: str) -> list[TrialRecord]:
-        return [self._trials[study][k] for k in sorted(self._trials.get(study, {}))]
+        return self.changes(study, 0)[0]
+
+    def changes(self, study: str, cursor: int) -> tuple[list[TrialRecord], int]:
+        """Trials written after ``cursor`` (in number order) and the cursor to pass next."""
+        with self._lock:
+            rows = self._trials.get(study, {})
+            new = [rows[k][1] for k in sorted(rows) if rows[k][0] > cursor]
+            return new, self._seq
+
+    def add_trials(
+        self, study: str, trials: Sequence[TrialRecord], *, known: int, unique: bool = True,
+        limit: int | None = None,
+    ) -> list[TrialRecord] | None:
+        """Claim new trials, numbered after every stored one, in one transaction.
+
+        Args:
+            trials: the new trials (their ``number`` is ignored).
+            known: how many trials the caller has seen; those numbered from ``known`` on were
+                added by other workers since.
+            unique: refuse (return ``None``) when one of those has the ``x`` of a new trial.
+            limit: the study holds at most this many trials: only the first new trials that
+                fit are added (maybe none).
+
+        Returns:
+            The stored trials with their numbers, or ``None`` on a conflict (nothing added).
+        """
+        with self._lock:
+            rows = self._trials[study]
+            others = [rows[k][1] for k in rows if k >= known]
+            return self._claim(study, trials, others, len(rows), unique, limit)
+
+    def _claim(self, study, trials, others, count, unique, limit):
+        if unique:
+            taken = {tuple(t.x) for t in others}
+            if any(tuple(t.x) in taken for t in trials):
+                return None
+        room = len(trials) if limit is None else max(0, min(len(trials), limit - count))
+        stored = [dataclasses.replace(t, number=count + i) for i, t in enumerate(trials[:room])]
+        for trial in stored:
+            self._write(study, trial)
+        return stored
+
+    def reclaim(
+        self, study: str, seen: TrialRecord, worker: str, *, max_attempts: int,
+        message: str,
+    ) -> TrialRecord | None:
+        """Take over a pending trial whose worker is gone, in one transaction.
+
+        If the stored trial is still as ``seen`` (pending, same worker and attempts), it is
+        handed to ``worker`` with one more attempt, or, when it was already handed out
+        ``max_attempts`` times, marked failed with ``message``. Returns the new record, or
+        ``None`` when another worker changed the trial first.
+        """
+        with self._lock:
+            current = self._trials[study].get(seen.number, (0, None))[1]
+            new = _reclaimed(current, seen, worker, max_attempts, message)
+            if new is not None:
+                self._write(study, new)
+            return new
+
+    def heartbeat(self, study: str, worker: str) -> None:
+        """Mark the pending trials of ``worker`` as alive now."""
+        with self._lock:
+            now = time.time()
+            for _, trial in list(self._trials.get(study, {}).values()):
+                if trial.state == "pending" and trial.worker == worker:
+                    self._write(study, dataclasses.replace(trial, heartbeat=now))
 
     def close(self) -> None:
         """Release resources (nothing to do in memory)."""
+
+
+def _reclaimed(
+    current: TrialRecord | None, seen: TrialRecord, worker: str, max_attempts: int, message: str
+) -> TrialRecord | None:
+    if current is None or current.state != "pending" or (current.worker, current.attempts) != (
+        seen.worker, seen.attempts
+    ):
+        return None
+    if current.attempts >= max_attempts:
+        return dataclasses.replace(current, state="failed", message=message)
+    return dataclasses.replace(
+        current, worker=worker, heartbeat=time.time(), attempts=current.attempts + 1
+    )
 
 
 class InMemoryStorage(Storage):
@@ -99,24 +215,63 @@ class InMemoryStorage(Storage):
 
 
 class SQLiteStorage(Storage):
-    """Studies in a SQLite file (WAL journal, one transaction per trial state change)."""
+    """Studies in a SQLite file (WAL journal, one transaction per trial state change).
+
+    Several processes may open the same file and work on one study at once: each claims new
+    trials in an immediate (write-locked) transaction that sees the others' trials. Each thread
+    uses its own connection.
+    """
+
+    shared = True
 
     def __init__(self, path: str | Path):
         super().__init__()
         self.path = Path(path)
         _check_is_study_file(self.path)
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
         try:
-            self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(SCHEMA)  # CREATE ... IF NOT EXISTS: each one atomic
+            db = self._db
+            db.execute("PRAGMA journal_mode=WAL")
             with self._transaction():
-                self._db.execute(
+                for statement in SCHEMA.split(";"):
+                    if statement.strip() and "INDEX" not in statement:
+                        db.execute(statement)
+                db.execute(
                     "INSERT OR IGNORE INTO bodi_meta VALUES ('format', ?), ('version', ?)",
                     (FORMAT, str(VERSION)),
                 )
+                self._upgrade(db)
+                db.execute("CREATE INDEX IF NOT EXISTS trials_seq ON trials (study, seq)")
+                db.execute("INSERT OR IGNORE INTO bodi_meta VALUES ('seq', '0')")
         except sqlite3.DatabaseError as err:  # pragma: no cover - guarded by the check
             raise ValueError(f"{self.path} is not a usable bodi study file: {err}") from err
+
+    @staticmethod
+    def _upgrade(db: sqlite3.Connection) -> None:
+        """Add the version-2 columns to a version-1 file (inside the opening transaction)."""
+        columns = {row[1] for row in db.execute("PRAGMA table_info(trials)")}
+        if "seq" in columns:
+            return
+        for column in _V2_COLUMNS:
+            db.execute(f"ALTER TABLE trials ADD COLUMN {column}")
+        db.execute("UPDATE trials SET seq = rowid")
+        db.execute("INSERT OR REPLACE INTO bodi_meta VALUES "
+                   "('seq', (SELECT COALESCE(MAX(seq), 0) FROM trials))")
+        db.execute("UPDATE bodi_meta SET value = ? WHERE key = 'version'", (str(VERSION),))
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None,
+                                 check_same_thread=False)
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA busy_timeout=60000")
+            self._local.db = db
+            with self._lock:
+                self._connections.append(db)
+        return db
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -151,25 +306,75 @@ class SQLiteStorage(Storage):
                  json.dumps(record.settings), record.seed, record.direction, time.time()),
             )
 
+    def _next_seq(self) -> int:
+        """The next change number (inside a transaction)."""
+        self._db.execute("UPDATE bodi_meta SET value = CAST(value AS INTEGER) + 1 "
+                         "WHERE key = 'seq'")
+        return int(self._db.execute("SELECT value FROM bodi_meta WHERE key = 'seq'").fetchone()[0])
+
+    def _write(self, study: str, trial: TrialRecord) -> None:  # inside a transaction
+        self._db.execute(
+            "INSERT OR REPLACE INTO trials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (study, trial.number, trial.state, json.dumps(trial.params),
+             json.dumps(trial.x), trial.value, trial.message, trial.suggest_seconds,
+             time.time(), trial.worker, trial.heartbeat, trial.attempts, self._next_seq()),
+        )
+
     def put_trial(self, study: str, trial: TrialRecord) -> None:
         with self._transaction():
+            self._write(study, trial)
+
+    def _select(self, where: str, args: tuple) -> list[TrialRecord]:
+        rows = self._db.execute(
+            f"SELECT {_TRIAL_COLUMNS} FROM trials WHERE {where} ORDER BY number", args
+        ).fetchall()
+        return [TrialRecord(n, s, json.loads(p), json.loads(x), v, m, t, w, h, a)
+                for n, s, p, x, v, m, t, w, h, a in rows]
+
+    def changes(self, study: str, cursor: int) -> tuple[list[TrialRecord], int]:
+        with self._transaction():  # one consistent snapshot of rows and cursor
+            new = self._select("study = ? AND seq > ?", (study, cursor))
+            (top,) = self._db.execute(
+                "SELECT value FROM bodi_meta WHERE key = 'seq'").fetchone()
+        return new, int(top)
+
+    def add_trials(
+        self, study: str, trials: Sequence[TrialRecord], *, known: int, unique: bool = True,
+        limit: int | None = None,
+    ) -> list[TrialRecord] | None:
+        with self._transaction():
+            others = self._select("study = ? AND number >= ?", (study, known))
+            (count,) = self._db.execute(
+                "SELECT COUNT(*) FROM trials WHERE study = ?", (study,)
+            ).fetchone()
+            return self._claim(study, trials, others, count, unique, limit)
+
+    def reclaim(
+        self, study: str, seen: TrialRecord, worker: str, *, max_attempts: int,
+        message: str,
+    ) -> TrialRecord | None:
+        with self._transaction():
+            current = self._select("study = ? AND number = ?", (study, seen.number))
+            new = _reclaimed(current[0] if current else None, seen, worker, max_attempts,
+                             message)
+            if new is not None:
+                self._write(study, new)
+            return new
+
+    def heartbeat(self, study: str, worker: str) -> None:
+        with self._transaction():
             self._db.execute(
-                "INSERT OR REPLACE INTO trials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (study, trial.number, trial.state, json.dumps(trial.params),
-                 json.dumps(trial.x), trial.value, trial.message, trial.suggest_seconds,
-                 time.time()),
+                "UPDATE trials SET heartbeat = ?, seq = ? "
+                "WHERE study = ? AND worker = ? AND state = 'pending'",
+                (time.time(), self._next_seq(), study, worker),
             )
 
-    def trials(self, study: str) -> list[TrialRecord]:
-        rows = self._db.execute(
-            "SELECT number, state, params, x, value, message, suggest_seconds FROM trials "
-            "WHERE study = ? ORDER BY number", (study,),
-        ).fetchall()
-        return [TrialRecord(n, s, json.loads(p), json.loads(x), v, m, t)
-                for n, s, p, x, v, m, t in rows]
-
     def close(self) -> None:
-        self._db.close()
+        with self._lock:
+            for db in self._connections:
+                db.close()
+            self._connections.clear()
+        self._local = threading.local()
 
 
 def _check_is_study_file(path: Path) -> None:

@@ -34,6 +34,7 @@ def test_every_state_change_is_committed_and_a_reload_continues_identically(tmp_
             rows = db.execute("SELECT state, value FROM trials ORDER BY number").fetchall()
         assert rows[-1] == ("complete", f(x))
     pending = opt.ask()  # asked, never told: the process "crashes" here
+    opt.close()  # (in this process: its worker ends, as a crashed process's would)
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT COUNT(*) FROM trials WHERE state='pending'").fetchone() == (1,)
 
@@ -57,6 +58,7 @@ def test_pending_trials_can_be_marked_failed_on_load(tmp_path):
     path = tmp_path / "study.db"
     opt = _opt(path)
     x = opt.ask()
+    opt.close()
     loaded = bodi.load_study(path, on_pending="fail")
     trial = loaded.trials[0]
     assert trial.state == "failed" and "pending" in trial.message

@@ -17,17 +17,15 @@ from __future__ import annotations
 import numpy as np
 import torch
 from botorch.acquisition import AcquisitionFunction
-from botorch.generation import gen_candidates_scipy
+from botorch.generation import gen as botorch_gen
 from torch import Tensor
 
 from bodi.acquisition.trust_region import TrustRegion
-from bodi.space import DTYPE, SearchSpace, row_keys
+from bodi.space import DTYPE, SearchSpace, SearchSpaceExhaustedError, row_keys
 
 NUM_SPRAY_CENTERS = 5  # spray starts: neighbours of this many best points
 
-
-class SearchSpaceExhaustedError(RuntimeError):
-    """Every configuration of a finite search space has been evaluated or is pending."""
+__all__ = ["NUM_SPRAY_CENTERS", "NeighbourMoves", "SearchSpaceExhaustedError", "local_search"]
 
 
 class NeighbourMoves:
@@ -83,6 +81,7 @@ def local_search(
     batch_limit: int = 16384,
     region: TrustRegion | None = None,
     continuous_steps: int = 3,
+    max_elements: int = 2**24,
 ) -> tuple[Tensor, Tensor]:
     """Maximize ``acq_function`` by multi-start hill climbing over 1-Hamming neighbours.
 
@@ -100,6 +99,8 @@ def local_search(
         raw_samples: uniform random candidates in the pool (drawn inside ``region``).
         max_steps: maximum number of moves per climb.
         region: a trust region; nothing outside it is proposed.
+        max_elements: bound on the size (restarts x neighbours x dim) of one neighbour tensor;
+            restarts are climbed in chunks below it, so peak memory stays bounded at any dim.
 
     Returns:
         The best point found (``dim``) and its acquisition value (scalar).
@@ -108,7 +109,7 @@ def local_search(
         SearchSpaceExhaustedError: if no point outside ``avoid`` is found.
     """
     moves = NeighbourMoves(space)
-    avoid_keys = row_keys(space, avoid) if space.is_discrete else None
+    avoid_keys = row_keys(space, avoid) if len(avoid) else None
 
     def score(X: Tensor) -> Tensor:
         with torch.no_grad():
@@ -139,7 +140,7 @@ def local_search(
     X, values = X[torch.isfinite(values)], values[torch.isfinite(values)]
     rounds = continuous_steps if space.continuous_dims else 1
     for _ in range(rounds):
-        X, values = _climb(X, values, moves, score, max_steps)
+        X, values = _climb(X, values, moves, score, max_steps, max_elements)
         if space.continuous_dims:
             X, values = _continuous_step(acq_function, space, X, values, region)
     best = values.argmax()
@@ -147,25 +148,31 @@ def local_search(
 
 
 def _climb(
-    X: Tensor, values: Tensor, moves: NeighbourMoves, score, max_steps: int
+    X: Tensor, values: Tensor, moves: NeighbourMoves, score, max_steps: int,
+    max_elements: int = 2**24,
 ) -> tuple[Tensor, Tensor]:
-    """Greedy 1-Hamming hill climbing of all rows of ``X`` at once."""
+    """Greedy 1-Hamming hill climbing of all rows of ``X`` at once.
+
+    Each step builds the ``a x K x dim`` neighbours of the ``a`` active rows, in chunks of rows
+    whose neighbour tensor has at most ``max_elements`` entries.
+    """
     if len(moves) == 0:
         return X, values
+    chunk = max(1, max_elements // max(1, len(moves) * X.shape[-1]))
     active = torch.ones(len(X), dtype=torch.bool)
     for _ in range(max_steps):
         if not active.any():
             break
-        neighbours = moves.apply(X[active])  # a x K x dim
-        a, K = neighbours.shape[:2]
-        nb_values = score(neighbours.reshape(a * K, -1)).reshape(a, K)
-        best_values, best_index = nb_values.max(-1)
-        improved = best_values > values[active]
-        rows = active.nonzero().squeeze(-1)
-        moved = rows[improved]
-        X[moved] = neighbours[improved, best_index[improved]]
-        values[moved] = best_values[improved]
-        active[rows[~improved]] = False
+        for rows in active.nonzero().squeeze(-1).split(chunk):
+            neighbours = moves.apply(X[rows])  # a x K x dim
+            a, K = neighbours.shape[:2]
+            nb_values = score(neighbours.reshape(a * K, -1)).reshape(a, K)
+            best_values, best_index = nb_values.max(-1)
+            improved = best_values > values[rows]
+            moved = rows[improved]
+            X[moved] = neighbours[improved, best_index[improved]]
+            values[moved] = best_values[improved]
+            active[rows[~improved]] = False
     return X, values
 
 
@@ -180,13 +187,18 @@ def _continuous_step(
     region's box; a row keeps its old point unless the new one scores higher."""
     bounds = space.bounds if region is None else region.bounds
     fixed = [i for i in range(space.dim) if i not in set(space.continuous_dims)]
-    candidates, _ = gen_candidates_scipy(
+    options: dict = {"maxiter": 100}
+    if botorch_gen.get_reasons_against_fast_path("L-BFGS-B", True, options, None):
+        # Outside the SciPy range BoTorch has tested (e.g. SciPy 1.18) it solves the rows one
+        # problem at a time and then accepts per-row fixed features only one row per problem.
+        options["max_optimization_problem_aggregation_size"] = 1
+    candidates, _ = botorch_gen.gen_candidates_scipy(
         initial_conditions=X.unsqueeze(-2),
         acquisition_function=acq_function,
         lower_bounds=bounds[0],
         upper_bounds=bounds[1],
         fixed_features={i: X[:, i] for i in fixed},
-        options={"maxiter": 100},
+        options=options,
     )
     candidates = candidates.detach().squeeze(-2)
     with torch.no_grad():

@@ -37,8 +37,16 @@ class Problem:
         return float(self.evaluate_encoded(self.space.encode(params))[0])
 
     def evaluate(self, configs: list[dict[str, Any]]) -> Tensor:
-        """Evaluate a batch of configurations at once: ``n`` values."""
-        return self.evaluate_encoded(self.space.encode(configs)).to(DTYPE)
+        """Evaluate a list of configurations: ``n`` values.
+
+        Row by row: a batched matrix product sums in an order that depends on the batch, so a
+        value could change in its last bit with the rows beside it (and a resumed benchmark,
+        which evaluates a different batch, would then differ from an uninterrupted one).
+        """
+        X = self.space.encode(configs)
+        if len(X) == 0:
+            return torch.empty(0, dtype=DTYPE)
+        return torch.cat([self.evaluate_encoded(x.unsqueeze(0)).reshape(1) for x in X]).to(DTYPE)
 
 
 def random_bits(d: int, generator: torch.Generator) -> Tensor:

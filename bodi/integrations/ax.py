@@ -38,6 +38,10 @@ registry has no entry for this class).
 
 from __future__ import annotations
 
+from bodi.extras import require
+
+require("ax", "bodi.integrations.ax", "ax")  # before the imports it checks
+
 import json
 import time
 from typing import Any

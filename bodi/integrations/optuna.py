@@ -50,6 +50,10 @@ processes that share ``seed``. Multi-objective studies are refused with a ``Valu
 
 from __future__ import annotations
 
+from bodi.extras import require
+
+require("optuna", "bodi.integrations.optuna", "optuna")  # before the imports it checks
+
 import json
 import threading
 import zlib

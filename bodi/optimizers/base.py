@@ -13,6 +13,7 @@ import math
 import numbers
 import time
 import warnings
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,11 +23,20 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
+from bodi.diagnostics import numerical_warnings
 from bodi.seeding import derive_seed, seeded
-from bodi.space import DTYPE, SearchSpace, Value
+from bodi.space import DTYPE, SearchSpace, Value, nearby_new_point, row_keys
 from bodi.storage import Storage, StudyRecord, TrialRecord, open_storage
+from bodi.workers import (
+    Heartbeat,
+    new_worker_name,
+    register_worker,
+    unregister_worker,
+    worker_is_gone,
+)
 
 DIRECTIONS = ("minimize", "maximize")
+MAX_CLAIMS = 20  # tries to claim new trials while other workers claim the same points
 
 
 @dataclass
@@ -40,6 +50,27 @@ class Trial:
     value: float | None = None
     message: str | None = None
     suggest_seconds: float = 0.0
+    worker: str | None = field(default=None, repr=False)
+    heartbeat: float | None = field(default=None, repr=False)
+    attempts: int = field(default=1, repr=False)
+
+    def record(self) -> TrialRecord:
+        """This trial as stored."""
+        return TrialRecord(self.number, self.state, self.params, self.x.tolist(), self.value,
+                           self.message, self.suggest_seconds, self.worker, self.heartbeat,
+                           self.attempts)
+
+    @classmethod
+    def from_record(cls, record: TrialRecord) -> Trial:
+        return cls(record.number, record.params, torch.tensor(record.x, dtype=DTYPE),
+                   record.state, record.value, record.message, record.suggest_seconds,
+                   record.worker, record.heartbeat, record.attempts)
+
+    def update(self, record: TrialRecord) -> None:
+        """Take the stored state of this trial (written by this or another worker)."""
+        self.state, self.value, self.message = record.state, record.value, record.message
+        self.worker, self.heartbeat, self.attempts = (
+            record.worker, record.heartbeat, record.attempts)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -63,8 +94,19 @@ class Optimizer(ABC):
             :class:`bodi.storage.Storage`. An existing study of the same name is resumed; its
             space and settings must match.
         study_name: the study's name in the storage (default ``"default"``).
-        on_pending: what to do with trials found pending when a study is loaded:
-            ``"reissue"`` (default; ``ask`` returns them again first) or ``"fail"``.
+        on_pending: what to do with pending trials whose worker is gone (its process ended,
+            or it sent no heartbeat for :data:`bodi.workers.STALE_AFTER` seconds):
+            ``"reissue"`` (default; ``ask`` returns them again first) or ``"fail"``. Pending
+            trials of live workers (other processes on the same study) are left to them.
+        max_attempts: a trial is handed out at most this many times: when its evaluation was
+            lost that often (the process evaluating it died, e.g. killed by the configuration
+            itself), it is marked failed instead of being re-issued again.
+        allow_repeats: propose configurations equal to earlier trials (for noisy objectives);
+            by default a suggestion never equals a finished, failed or pending trial.
+
+    Several optimizers (processes or machines) may work on one stored study at once: each
+    ``ask`` first reads the others' changes, then claims its new trials in one transaction that
+    sees the others' trials (:meth:`bodi.storage.Storage.add_trials`).
 
     Subclasses set their own settings before calling ``super().__init__`` (the stored settings
     are compared with :meth:`settings`).
@@ -79,6 +121,8 @@ class Optimizer(ABC):
         storage: str | Path | Storage | None = None,
         study_name: str | None = None,
         on_pending: str = "reissue",
+        max_attempts: int = 2,
+        allow_repeats: bool = False,
     ):
         if not isinstance(space, SearchSpace):
             raise ValueError(f"space must be a bodi.SearchSpace, got {type(space).__name__}")
@@ -88,14 +132,42 @@ class Optimizer(ABC):
             raise ValueError(f"seed must be an integer, got {seed!r}")
         if on_pending not in ("reissue", "fail"):
             raise ValueError(f"on_pending must be 'reissue' or 'fail', got {on_pending!r}")
+        if isinstance(max_attempts, bool) or not isinstance(max_attempts, numbers.Integral) or (
+            max_attempts < 1
+        ):
+            raise ValueError(f"max_attempts must be a positive integer, got {max_attempts!r}")
         self.space = space
         self.seed = int(seed)
         self.direction = direction
+        self.on_pending = on_pending
+        self.max_attempts = int(max_attempts)
+        self.allow_repeats = bool(allow_repeats)
         self.trials: list[Trial] = []
-        self._reissue: list[Trial] = []
+        self._cursor = 0
+        self.worker = new_worker_name()
         self.study_name = study_name or "default"
         self.storage = open_storage(storage)
-        self._open_study(on_pending)
+        self.numerical_warnings = 0
+        self._open_study()
+        register_worker(self.worker, self)
+        self._heartbeat = (
+            Heartbeat(self.storage, self.study_name, self.worker) if self.storage.shared else None
+        )
+        if self._heartbeat is not None:
+            weakref.finalize(self, self._heartbeat.stop)
+
+    def close(self) -> None:
+        """End this worker: its pending trials may then be re-issued by other optimizers of
+        the study (as if its process had ended). Also happens when it is garbage collected."""
+        unregister_worker(self.worker)
+        if self._heartbeat is not None:
+            self._heartbeat.stop()
+
+    def __enter__(self) -> Optimizer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     #: settings that studies stored by older versions of bodi lack, with the value they ran with
     legacy_settings: ClassVar[dict[str, Any]] = {}
@@ -115,12 +187,17 @@ class Optimizer(ABC):
             json.loads(json.dumps(self.settings())), self.seed, self.direction,
         )
 
-    def _open_study(self, on_pending: str) -> None:
+    def _open_study(self) -> None:
         mine = self._study_record()
         stored = self.storage.get_study(self.study_name)
         if stored is None:
-            self.storage.create_study(mine)
-            return
+            try:
+                self.storage.create_study(mine)
+                return
+            except ValueError:  # another worker created it just now
+                stored = self.storage.get_study(self.study_name)
+                if stored is None:
+                    raise
         stored = dataclasses.replace(stored, settings=self.complete_settings(stored.settings))
         different = [
             field for field in ("optimizer", "space", "settings", "seed", "direction")
@@ -132,25 +209,43 @@ class Optimizer(ABC):
                 f"was created with a different {', '.join(different)}; use bodi.load_study to "
                 "continue it as it is, or choose another study name"
             )
-        for record in self.storage.trials(self.study_name):
-            x = torch.tensor(record.x, dtype=DTYPE)
-            trial = Trial(record.number, record.params, x, record.state, record.value,
-                          record.message, record.suggest_seconds)
-            self.trials.append(trial)
-            if trial.state == "pending":
-                if on_pending == "reissue":
-                    self._reissue.append(trial)
-                else:
-                    trial.state, trial.message = "failed", "pending when the study was loaded"
-                    self._save(trial)
+        self.refresh()
+        if self.on_pending == "fail":
+            for trial in self._stale_pending():
+                self._reclaim(trial, 0, "pending when the study was loaded")
+
+    def refresh(self) -> None:
+        """Read the trials that other workers (or other optimizers) added or changed."""
+        records, self._cursor = self.storage.changes(self.study_name, self._cursor)
+        for record in records:
+            if record.number < len(self.trials):
+                self.trials[record.number].update(record)
+            else:
+                if record.number > len(self.trials):  # not expected: claims are atomic
+                    stored = self.storage.trials(self.study_name)
+                    self.trials += [Trial.from_record(r)
+                                    for r in stored[len(self.trials):record.number]]
+                self.trials.append(Trial.from_record(record))
+
+    def _stale_pending(self) -> list[Trial]:
+        """Pending trials whose worker is gone (see :func:`bodi.workers.worker_is_gone`)."""
+        return [t for t in self.trials if t.state == "pending" and t.worker != self.worker
+                and worker_is_gone(t.worker, t.heartbeat)]
+
+    def _reclaim(self, trial: Trial, max_attempts: int, message: str) -> bool:
+        """Take over a stale pending trial; ``True`` if it is now this worker's to evaluate
+        (``False``: failed with ``message`` after ``max_attempts``, or taken by another)."""
+        record = self.storage.reclaim(self.study_name, trial.record(), self.worker,
+                                      max_attempts=max_attempts, message=message)
+        if record is None:  # another worker was quicker
+            self.refresh()
+            return False
+        trial.update(record)
+        return record.state == "pending"
 
     def _save(self, trial: Trial) -> None:
         """Commit one trial state change to the storage."""
-        self.storage.put_trial(
-            self.study_name,
-            TrialRecord(trial.number, trial.state, trial.params, trial.x.tolist(), trial.value,
-                        trial.message, trial.suggest_seconds),
-        )
+        self.storage.put_trial(self.study_name, trial.record())
 
     # ------------------------------------------------------------------ views
     @property
@@ -197,30 +292,97 @@ class Optimizer(ABC):
     def history(self) -> list[Trial]:
         return list(self.trials)
 
+    @property
+    def n_finished(self) -> int:
+        """Number of complete and failed trials."""
+        return sum(t.state != "pending" for t in self.trials)
+
     # --------------------------------------------------------------- ask/tell
     def ask(self, n: int | None = None) -> dict[str, Value] | list[dict[str, Value]]:
-        """Propose one configuration (``n=None``) or a list of ``n`` configurations."""
+        """Propose one configuration (``n=None``) or a list of ``n`` configurations.
+
+        Pending trials whose worker is gone are re-issued first; the others are new trials,
+        never equal to an earlier trial (unless ``allow_repeats``).
+        """
         count = 1 if n is None else n
         if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
             raise ValueError(f"n must be a positive integer, got {n!r}")
-        self._reissue = [t for t in self._reissue if t.state == "pending"]
-        reissued, self._reissue = self._reissue[:count], self._reissue[count:]
-        configs = [dict(t.params) for t in reissued]
-        new = int(count) - len(reissued)
-        if new:
-            start = time.perf_counter()
-            with seeded(derive_seed(self.seed, len(self.trials), 0xA5)):
-                X = self._suggest(new)
-            seconds = (time.perf_counter() - start) / new
-            if X.shape != (new, self.space.dim):
-                raise RuntimeError(f"{type(self).__name__} suggested shape {tuple(X.shape)}")
-            X = self.space.canonicalize(X)  # exactly what tell() will encode
-            for x, params in zip(X, self.space.decode(X), strict=True):
-                trial = Trial(len(self.trials), params, x.clone(), suggest_seconds=seconds)
-                self.trials.append(trial)
-                self._save(trial)  # committed before the point is handed out
-                configs.append(dict(params))
+        configs = self.ask_within(int(count), limit=None)
         return configs[0] if n is None else configs
+
+    def ask_within(self, count: int, *, limit: int | None) -> list[dict[str, Value]]:
+        """Up to ``count`` configurations such that the study holds at most ``limit`` trials
+        (``None``: no limit); an empty list when the study is full."""
+        self.refresh()
+        configs: list[dict[str, Value]] = []
+        for trial in self._stale_pending():
+            if len(configs) == count:
+                break
+            if self.on_pending == "fail":
+                self._reclaim(trial, 0, "pending when the study was loaded")
+            elif self._reclaim(trial, self.max_attempts, (
+                f"its evaluation was lost {trial.attempts} time(s) (the evaluating process "
+                "ended without a result); not re-issued again"
+            )):
+                configs.append(dict(trial.params))
+        for _ in range(MAX_CLAIMS):
+            new = count - len(configs)
+            if limit is not None:
+                new = min(new, limit - len(self.trials))
+            if new <= 0:
+                break
+            claimed = self._claim(new, limit)
+            if claimed is not None:
+                configs += [dict(t.params) for t in claimed]
+                break
+        else:
+            raise RuntimeError(f"could not claim a new trial in {MAX_CLAIMS} tries: other "
+                               "workers kept claiming the same configurations")
+        return configs
+
+    def _claim(self, new: int, limit: int | None) -> list[Trial] | None:
+        """Suggest ``new`` points and store them as this worker's pending trials (``None``:
+        another worker claimed one of them first; the trials are then re-read)."""
+        start = time.perf_counter()
+        with seeded(derive_seed(self.seed, len(self.trials), 0xA5)), numerical_warnings() as seen:
+            X = self._suggest(new)
+        self.numerical_warnings += len(seen)
+        seconds = (time.perf_counter() - start) / new
+        if X.shape != (new, self.space.dim):
+            raise RuntimeError(f"{type(self).__name__} suggested shape {tuple(X.shape)}")
+        X = self.space.canonicalize(X)  # exactly what tell() will encode
+        if not self.allow_repeats:
+            X = self._replace_repeats(X)
+        now = time.time()
+        records = [
+            Trial(-1, params, x, suggest_seconds=seconds, worker=self.worker,
+                  heartbeat=now).record()
+            for x, params in zip(X, self.space.decode(X), strict=True)
+        ]
+        stored = self.storage.add_trials(  # committed before the points are handed out
+            self.study_name, records, known=len(self.trials), unique=not self.allow_repeats,
+            limit=limit,
+        )
+        self.refresh()
+        if stored is None:
+            return None
+        return [self.trials[r.number] for r in stored]
+
+    def _replace_repeats(self, X: Tensor) -> Tensor:
+        """Swap each row of canonical ``X`` that equals an earlier trial (or an earlier row)
+        for a new configuration near it (:func:`bodi.space.nearby_new_point`)."""
+        keys = row_keys(self.space, X).tolist()
+        taken = set(row_keys(self.space, self._stack([t.x for t in self.trials])).tolist())
+        out = []
+        for i, key in enumerate(keys):
+            if key in taken:
+                g = torch.Generator().manual_seed(derive_seed(self.seed, len(self.trials), i))
+                out.append(nearby_new_point(self.space, X[i], taken, g))
+                key = int(row_keys(self.space, out[-1].unsqueeze(0))[0])
+            else:
+                out.append(X[i])
+            taken.add(key)
+        return torch.stack(out)
 
     def tell(
         self,
@@ -253,12 +415,11 @@ class Optimizer(ABC):
         return trials[0] if single else trials
 
     def _record(self, x: Tensor, value: float | None, message: str | None) -> Trial:
-        trial = next(
-            (t for t in self.trials if t.state == "pending" and torch.equal(t.x, x)), None
-        )
-        if trial is None:  # a configuration evaluated outside ask()
-            trial = Trial(len(self.trials), self.space.decode(x)[0], x.clone())
-            self.trials.append(trial)
+        self.refresh()
+        pending = [t for t in self.trials if t.state == "pending" and torch.equal(t.x, x)]
+        # this worker's own trial first, then one another worker holds
+        pending.sort(key=lambda t: t.worker != self.worker)
+        trial = pending[0] if pending else self._add(x)  # else: evaluated outside ask()
         if value is None:
             trial.state = "failed"
             trial.message = message
@@ -267,15 +428,20 @@ class Optimizer(ABC):
         self._save(trial)  # committed before anything else happens
         return trial
 
+    def _add(self, x: Tensor) -> Trial:
+        """Store ``x`` as a new pending trial of this worker, whatever the earlier trials."""
+        params = self.space.decode(x)[0]
+        record = Trial(-1, params, x.clone(), worker=self.worker, heartbeat=time.time()).record()
+        (stored,) = self.storage.add_trials(self.study_name, [record], known=len(self.trials),
+                                            unique=False)
+        self.refresh()
+        return self.trials[stored.number]
+
     def add_pending(self, params: Mapping[str, Any]) -> Trial:
         """Record a configuration that is being evaluated elsewhere (e.g. by another worker of
-        a host framework): it becomes a pending point of the next suggestions and, in a
-        discrete space, is never proposed. ``tell`` it later like an asked one."""
-        x = self.space.encode(params)[0]
-        trial = Trial(len(self.trials), self.space.decode(x)[0], x)
-        self.trials.append(trial)
-        self._save(trial)
-        return trial
+        a host framework): it becomes a pending point of the next suggestions and is never
+        proposed. ``tell`` it later like an asked one."""
+        return self._add(self.space.encode(params)[0])
 
     def tell_failure(self, params: Mapping[str, Any], message: str) -> Trial:
         """Record that evaluating ``params`` failed (the message is kept with the trial)."""
@@ -304,7 +470,12 @@ def _check_value(value: Any) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"a value must be a real number, got {value!r}")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # e.g. the int 10**400
+        warnings.warn(f"objective value {value:.3e} is beyond the float range; recorded as a "
+                      "failed trial", stacklevel=3)
+        return None
     if not math.isfinite(value):
         warnings.warn(f"objective value {value} recorded as a failed trial", stacklevel=3)
         return None

@@ -8,6 +8,7 @@ GP differ only in the model (and CASMOPOLITAN in the trust region).
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -35,8 +36,8 @@ class GPOptimizer(ModelBasedOptimizer):
     """The GP loop shared by BODi and the GP baselines.
 
     Args:
-        space, seed, direction, storage, study_name, on_pending: see
-            :class:`bodi.optimizers.Optimizer`.
+        space, seed, direction, storage, study_name, on_pending, max_attempts,
+            allow_repeats: see :class:`bodi.optimizers.Optimizer`.
         n_init: size of the initial design (:func:`bodi.initial_design.initial_design`);
             ``0`` when the initial points come from elsewhere (until two values are known,
             points are then drawn uniformly).
@@ -73,9 +74,22 @@ class GPOptimizer(ModelBasedOptimizer):
         storage: str | Path | Storage | None = None,
         study_name: str | None = None,
         on_pending: str = "reissue",
+        **kwargs: Any,
     ) -> None:
         if not isinstance(space, SearchSpace):
             raise ValueError(f"space must be a bodi.SearchSpace, got {type(space).__name__}")
+        for name, value in (("num_restarts", num_restarts), ("raw_samples", raw_samples)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if isinstance(ucb_beta, bool) or not isinstance(ucb_beta, int | float) or not (
+            math.isfinite(ucb_beta) and ucb_beta >= 0
+        ):
+            raise ValueError(f"ucb_beta must be a finite number >= 0, got {ucb_beta!r}")
+        if acquisition_optimizer not in ACQUISITION_OPTIMIZERS:
+            raise ValueError(f"unknown acquisition_optimizer {acquisition_optimizer!r}; choose "
+                             f"one of {list(ACQUISITION_OPTIMIZERS)}")
+        if acquisition_options is not None and not isinstance(acquisition_options, dict):
+            raise ValueError(f"acquisition_options must be a dict, got {acquisition_options!r}")
         if acquisition not in ACQUISITIONS:
             raise ValueError(
                 f"unknown acquisition {acquisition!r}; choose one of {list(ACQUISITIONS)}"
@@ -99,7 +113,7 @@ class GPOptimizer(ModelBasedOptimizer):
         self.model: Model | None = None
         self.region: TrustRegion | None = None
         super().__init__(space, seed=seed, direction=direction, n_init=n_init, storage=storage,
-                         study_name=study_name, on_pending=on_pending)
+                         study_name=study_name, on_pending=on_pending, **kwargs)
 
     def settings(self) -> dict[str, Any]:
         """The keyword settings of this optimizer (what a stored study needs to rebuild it)."""
@@ -131,7 +145,7 @@ class GPOptimizer(ModelBasedOptimizer):
         return region_from_state(self.space, state, X, Y)
 
     def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
-        X, Y = self.X_completed, self.Y_completed
+        X, Y = self.X_completed, squash_outcomes(self.Y_completed)
         pending = torch.cat([self.X_pending, design])
         self.model = model = self.make_model(X, Y)
         acq = make_acquisition(
@@ -158,6 +172,25 @@ class GPOptimizer(ModelBasedOptimizer):
                 pass
         return optimize_acquisition(acq, self.space, incumbents=X[order], **kwargs)
 
+
+#: outcomes beyond this magnitude are squashed before modelling (see :func:`squash_outcomes`)
+SQUASH_ABOVE = 1e100
+
+
+def squash_outcomes(Y: Tensor) -> Tensor:
+    """``Y`` unchanged, unless some ``|y| > SQUASH_ABOVE``: then ``sign(y) log1p(|y|)``.
+
+    Standardizing values of 1e160 squares them past the float range, so without this a single
+    huge (finite) objective value would break every later fit. The transform is monotone, so
+    the incumbent and the ranking of the points are kept.
+    """
+    if Y.numel() == 0 or Y.abs().max() <= SQUASH_ABOVE:
+        return Y
+    return Y.sign() * Y.abs().log1p()
+
+
+#: the acquisition optimizers of :func:`bodi.acquisition.optimize_acquisition`
+ACQUISITION_OPTIMIZERS = ("auto", "local", "botorch")
 
 #: where BODi's dictionary rows are relabelled around (see ``BODi(dictionary_reference=...)``)
 DICTIONARY_REFERENCES = ("none", "random", "incumbent")

@@ -30,7 +30,8 @@ class ModelBasedOptimizer(Optimizer):
     and otherwise come from :meth:`_model_points`.
 
     Args:
-        space, seed, direction, storage, study_name, on_pending: see :class:`Optimizer`.
+        space, seed, direction, storage, study_name, on_pending, max_attempts,
+            allow_repeats: see :class:`Optimizer`.
         n_init: size of the shared initial design (``0``: none).
 
     Subclasses set their own settings before calling ``super().__init__`` and extend
@@ -50,12 +51,13 @@ class ModelBasedOptimizer(Optimizer):
         storage: str | Path | Storage | None = None,
         study_name: str | None = None,
         on_pending: str = "reissue",
+        **kwargs: Any,
     ) -> None:
         if isinstance(n_init, bool) or not isinstance(n_init, numbers.Integral) or n_init < 0:
             raise ValueError(f"n_init must be a non-negative integer, got {n_init!r}")
         self.n_init = int(n_init)
         super().__init__(space, seed=seed, direction=direction, storage=storage,
-                         study_name=study_name, on_pending=on_pending)
+                         study_name=study_name, on_pending=on_pending, **kwargs)
         self._design = initial_design(space, self.n_init, self.seed)
 
     def settings(self) -> dict[str, Any]:

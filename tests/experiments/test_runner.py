@@ -106,7 +106,10 @@ def test_killed_run_resumes_without_redoing_evaluations(tmp_path):
     # ... and the resumed study equals one that was never interrupted
     clean = tmp_path / "clean"
     subprocess.run([*command, "--out", str(clean)], check=True, capture_output=True)
-    assert _rows(clean) == after
+    clean_rows = _rows(clean)
+    assert [r[:5] for r in clean_rows] == [r[:5] for r in after]  # the same configurations
+    for row, other in zip(clean_rows, after, strict=True):  # values to rounding
+        assert row[5:] == pytest.approx(other[5:], rel=1e-12, abs=1e-12)
 
 
 def test_plot_and_report(tmp_path):

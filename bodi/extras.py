@@ -1,0 +1,50 @@
+"""Optional dependencies: which extra provides which module, and one clear error without it.
+
+The core (``pip install bodi``) needs only PyTorch, BoTorch/GPyTorch, NumPy and SciPy. The
+rest is imported lazily, where it is used:
+
+- ``progress``: rich, for ``progress=True``;
+- ``plot``: matplotlib, for ``bodi show`` and ``bodi plot``;
+- ``dask``: distributed, for Dask executors and ``bodi run --scheduler``;
+- ``baselines``: smac, ConfigSpace and optuna, for the SMAC and TPE baselines;
+- ``bench``: all of the above, for ``bodi bench``, ``bodi report`` and ``bodi modelfit``;
+- ``optuna``: optuna, for :mod:`bodi.integrations.optuna`;
+- ``ax``: ax-platform, for :mod:`bodi.integrations.ax`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+#: top-level module -> the extra that installs it
+EXTRA_OF = {
+    "rich": "progress",
+    "matplotlib": "plot",
+    "distributed": "dask",
+    "dask": "dask",
+    "smac": "baselines",
+    "ConfigSpace": "baselines",
+    "optuna": "optuna",
+    "ax": "ax",
+}
+
+
+class MissingExtraError(ImportError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+
+def missing_extra_message(module: str, what: str, extra: str | None = None) -> str:
+    extra = extra or EXTRA_OF.get(module.split(".")[0], "bench")
+    return (f"{what} needs the '{extra}' extra (module {module!r} is not installed): "
+            f"pip install 'bodi[{extra}]'")
+
+
+def require(module: str, what: str, extra: str | None = None) -> ModuleType:
+    """Import ``module`` or raise :class:`MissingExtraError` naming the extra for ``what``."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        if err.name is None or err.name.split(".")[0] != module.split(".")[0]:
+            raise  # a broken installation, not a missing extra
+        raise MissingExtraError(missing_extra_message(module, what, extra)) from None

@@ -1,0 +1,143 @@
+"""Every bad input gets a clear answer: out-of-range values, huge values, bad options,
+interrupts, objective files named like standard modules, numerical warnings."""
+
+import json
+import logging
+import signal
+import subprocess
+import sys
+import time
+import warnings
+
+import pytest
+
+import bodi
+from bodi.space import Binary, Categorical, Continuous, SearchSpace
+
+SPACE = SearchSpace([Binary(f"b{i}") for i in range(8)] + [Continuous("u", 0.0, 1.0)])
+SMALL = {"dictionary_size": 16, "num_restarts": 4, "raw_samples": 128, "n_init": 5}
+
+
+def ones(params):
+    return float(sum(params[f"b{i}"] for i in range(8))) + params["u"]
+
+
+def test_an_int_beyond_the_float_range_is_a_failed_trial_not_a_crash():
+    calls = []
+
+    def f(params):
+        calls.append(params)
+        return 10**400 if len(calls) == 3 else ones(params)
+
+    with pytest.warns(UserWarning, match="beyond the float range"):
+        result = bodi.minimize(f, SPACE, budget=8, seed=0, **SMALL)
+    states = [t.state for t in result.history]
+    assert states.count("failed") == 1 and states[2] == "failed"
+    assert "10**400" not in result.history[2].message
+    assert all(t.state != "pending" for t in result.history)
+
+
+@pytest.mark.parametrize("huge", [1e160, -1e300, 1.7e308])
+def test_huge_finite_values_do_not_break_later_suggestions(huge):
+    calls = []
+
+    def f(params):
+        calls.append(params)
+        return huge if len(calls) in (2, 7) else ones(params)
+
+    result = bodi.minimize(f, SPACE, budget=14, seed=0, **SMALL)
+    assert [t.state for t in result.history].count("complete") == 14
+    assert len({json.dumps(t.params, sort_keys=True) for t in result.history}) == 14
+    assert result.best_value == min(huge, min(t.value for t in result.history))
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"num_restarts": 0}, "num_restarts must be a positive integer"),
+        ({"num_restarts": -3}, "num_restarts must be a positive integer"),
+        ({"raw_samples": 0}, "raw_samples must be a positive integer"),
+        ({"ucb_beta": float("nan")}, "ucb_beta must be a finite number >= 0"),
+        ({"ucb_beta": -5}, "ucb_beta must be a finite number >= 0"),
+        ({"acquisition_optimizer": "sgd"}, "unknown acquisition_optimizer"),
+        ({"acquisition_options": [1]}, "acquisition_options must be a dict"),
+        ({"max_attempts": 0}, "max_attempts must be a positive integer"),
+    ],
+)
+def test_bad_options_are_refused_at_construction(options, message):
+    with pytest.raises(ValueError, match=message):
+        bodi.BODi(SPACE, **options)
+
+
+OBJECTIVE = """
+import time
+
+def f(params):
+    time.sleep(0.3)
+    return float(sum(params[f"b{i}"] for i in range(8)))
+"""
+
+
+@pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"),
+                                             (signal.SIGTERM, 143, "terminated")])
+def test_an_interrupted_run_ends_with_one_line_saying_how_to_resume(tmp_path, sig, code, word):
+    (tmp_path / "objective.py").write_text(OBJECTIVE)
+    space = SearchSpace([Binary(f"b{i}") for i in range(8)])
+    space.to_json(tmp_path / "space.json")
+    db = tmp_path / "study.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bodi", "run", "--objective", f"{tmp_path}/objective.py:f",
+         "--space", str(tmp_path / "space.json"), "--budget", "200", "--storage", str(db),
+         "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # wait until some trials are stored
+        if db.exists() and len(bodi.load_study(db).trials) >= 3:
+            break
+        time.sleep(0.1)
+    proc.send_signal(sig)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == code
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"bodi: {word}")
+    assert "--resume" in lines[0]
+
+
+@pytest.mark.parametrize("stem", ["random", "types", "numbers", "copy"])
+def test_an_objective_file_named_like_a_standard_module_shadows_nothing(tmp_path, stem):
+    (tmp_path / f"{stem}.py").write_text(OBJECTIVE.replace("time.sleep(0.3)", "pass"))
+    space = SearchSpace([Binary(f"b{i}") for i in range(8)])
+    space.to_json(tmp_path / "space.json")
+    run = subprocess.run(
+        [sys.executable, "-m", "bodi", "run", "--objective", f"{tmp_path}/{stem}.py:f",
+         "--space", str(tmp_path / "space.json"), "--budget", "8", "--n-init", "6",
+         "--storage", str(tmp_path / "study.db"), "--quiet"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "8 complete" in run.stdout
+
+
+def test_numerical_warnings_are_gathered_not_flooded(caplog):
+    space = SearchSpace([Binary(f"b{i}") for i in range(10)])
+
+    def flat(params):  # constant values: the GP fit adds jitter again and again
+        return 1.0
+
+    with warnings.catch_warnings(record=True) as caught, caplog.at_level(logging.INFO, "bodi"):
+        warnings.simplefilter("always")
+        result = bodi.minimize(flat, space, budget=12, seed=0, **{**SMALL, "n_init": 4})
+    noisy = [w for w in caught if "linear_operator" in w.filename or "gpytorch" in w.filename
+             or "botorch" in w.filename or w.category.__name__ == "NumericalWarning"]
+    assert noisy == []
+    summaries = [r for r in caplog.records if "numerical warning" in r.getMessage()]
+    assert len(summaries) <= 1
+    assert result.optimizer.numerical_warnings >= 0
+
+
+def test_categorical_values_outside_the_choices_are_refused_when_told():
+    space = SearchSpace([Categorical("c", ["a", "b"]), Binary("x")])
+    opt = bodi.RandomSearch(space)
+    with pytest.raises(ValueError, match="c"):
+        opt.tell({"c": "z", "x": True}, 1.0)

@@ -1,0 +1,54 @@
+"""Spaces of any size: exact cardinalities, and every optimizer runs at 1000+ binary parameters
+and hundreds of categoricals (correctness; speed at that size is benchmarks/ territory)."""
+
+import math
+
+import pytest
+
+import bodi
+from bodi.experiments.methods import make_optimizer
+from bodi.space import Binary, Categorical, Continuous, SearchSpace
+
+# small acquisition settings: these tests check that nothing overflows or breaks, not speed
+QUICK = {"dictionary_size": 16, "num_restarts": 2, "raw_samples": 32,
+         "acquisition_options": {"max_steps": 2}}
+
+
+def count_true(params):
+    return float(sum(v is True or v == "v0" for v in params.values()))
+
+
+def test_cardinalities_are_exact_integers_at_any_size():
+    space = SearchSpace([Binary(f"b{i}") for i in range(10_000)])
+    assert space.cardinality == 2**10_000
+    assert space.log_cardinality == pytest.approx(10_000 * math.log(2))
+    cats = SearchSpace([Categorical(f"c{i}", list(range(50))) for i in range(200)])
+    assert cats.cardinality == 50**200
+    assert math.isinf(SearchSpace([Binary("b"), Continuous("u", 0, 1)]).cardinality)
+
+
+def test_minimize_on_4096_binary_parameters():
+    space = SearchSpace([Binary(f"b{i}") for i in range(4096)])
+    result = bodi.minimize(count_true, space, budget=25, n_init=20, seed=0, **QUICK)
+    assert len(result.history) == 25 and all(t.state == "complete" for t in result.history)
+    assert len({tuple(t.params.values()) for t in result.history}) == 25
+
+
+def test_minimize_on_300_categoricals_with_20_choices():
+    space = SearchSpace([Categorical(f"c{i}", [f"v{j}" for j in range(20)]) for i in range(300)])
+    result = bodi.minimize(count_true, space, budget=25, n_init=20, seed=0, **QUICK)
+    assert len(result.history) == 25 and all(t.state == "complete" for t in result.history)
+
+
+SPACE_1024 = SearchSpace([Binary(f"b{i}") for i in range(1024)])
+GP_OPTIONS = "[num_restarts=2,raw_samples=32]"
+
+
+@pytest.mark.parametrize("method", ["random", "bodi", "bodi-paper", "casmopolitan", "combo",
+                                    "tpe", "smac"])
+def test_every_optimizer_runs_at_1024_binary_parameters(method):
+    options = "[m=16,num_restarts=2,raw_samples=32]" if method.startswith("bodi") else (
+        GP_OPTIONS if method in ("casmopolitan", "combo") else "")
+    opt = make_optimizer(method + options, SPACE_1024, seed=0, direction="minimize", n_init=4)
+    result = bodi.minimize(count_true, SPACE_1024, budget=6, optimizer=opt)
+    assert [t.state for t in result.history] == ["complete"] * 6
