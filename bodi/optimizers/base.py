@@ -473,7 +473,8 @@ def _check_value(value: Any) -> float | None:
     try:
         value = float(value)
     except OverflowError:  # e.g. the int 10**400
-        warnings.warn(f"objective value {value:.3e} is beyond the float range; recorded as a "
+        size = f"{value.bit_length()}-bit integer" if isinstance(value, int) else "number"
+        warnings.warn(f"objective value (a {size}) is beyond the float range; recorded as a "
                       "failed trial", stacklevel=3)
         return None
     if not math.isfinite(value):
