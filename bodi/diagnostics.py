@@ -20,12 +20,12 @@ NOISY_MODULES = ("linear_operator", "gpytorch", "botorch", "scipy")
 
 
 def _is_numerical(message: warnings.WarningMessage) -> bool:
-    module = message.category.__module__
+    """A warning class of those packages (NumericalWarning, OptimizationWarning, ...), or any
+    warning raised from their code."""
     filename = message.filename or ""
-    return module.startswith(NOISY_MODULES) or any(
+    return message.category.__module__.startswith(NOISY_MODULES) or any(
         f"/{name}/" in filename for name in NOISY_MODULES
-    ) or message.category.__name__ in ("NumericalWarning", "OptimizationWarning",
-                                       "BadInitialCandidatesWarning", "InputDataWarning")
+    )
 
 
 @contextmanager

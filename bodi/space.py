@@ -541,45 +541,74 @@ class SearchSpaceExhaustedError(RuntimeError):
     """Every configuration of a finite search space has been evaluated or is pending."""
 
 
+class NeighbourMoves:
+    """The single-parameter moves of a discrete space, as index tensors.
+
+    For ``K`` moves: ``column[k]`` is the changed column; the new value is
+    ``(x + shift[k]) mod modulus[k]`` for binary/categorical columns (``modulus > 0``) and
+    ``clamp(x + shift[k], 0, 1)`` for integer columns (``modulus == 0``, shift = +-1 grid step).
+    """
+
+    def __init__(self, space: SearchSpace):
+        columns, shifts, moduli = [], [], []
+        for i, p in enumerate(space.parameters):
+            if p.kind in ("binary", "categorical"):
+                for s in range(1, p.cardinality):
+                    columns.append(i)
+                    shifts.append(float(s))
+                    moduli.append(float(p.cardinality))
+            elif p.kind == "integer":
+                step = 1.0 / (p.high - p.low)
+                columns += [i, i]
+                shifts += [step, -step]
+                moduli += [0.0, 0.0]
+        self.column = torch.tensor(columns, dtype=torch.long)
+        self.shift = torch.tensor(shifts, dtype=DTYPE)
+        self.modulus = torch.tensor(moduli, dtype=DTYPE)
+
+    def __len__(self) -> int:
+        return len(self.column)
+
+    def apply(self, X: Tensor) -> Tensor:
+        """``b x dim`` points -> ``b x K x dim`` neighbours (integer moves at a bound: no-ops)."""
+        b, K = X.shape[0], len(self)
+        current = X[:, self.column]  # b x K
+        cyclic = torch.remainder(current + self.shift, self.modulus.clamp(min=1.0))
+        stepped = (current + self.shift).clamp(0.0, 1.0)
+        new = torch.where(self.modulus > 0, cyclic, stepped)
+        neighbours = X.unsqueeze(1).expand(b, K, X.shape[-1]).clone()
+        index = self.column.view(1, K, 1).expand(b, K, 1)
+        return neighbours.scatter_(2, index, new.unsqueeze(-1))
+
+
 def nearby_new_point(
     space: SearchSpace, x: Tensor, taken: set[int], generator: torch.Generator
 ) -> Tensor:
-    """A canonical configuration near ``x`` whose :func:`row_keys` key is not in ``taken``.
+    """A canonical configuration near canonical ``x`` whose :func:`row_keys` key is not in
+    ``taken``.
 
-    Tried in this order: ``x`` with one discrete or integer parameter changed (parameters and
-    values in random order), ``x`` with its continuous parameters jittered at growing scales,
+    Tried in this order: the :class:`NeighbourMoves` of ``x`` (one discrete or integer parameter
+    changed) in random order, ``x`` with its continuous parameters jittered at growing scales,
     then uniform samples. Raises :class:`SearchSpaceExhaustedError` if none is new.
     """
 
-    def new(row: Tensor) -> Tensor | None:
-        row = space.canonicalize(row.unsqueeze(0))
-        return row[0] if int(row_keys(space, row)[0]) not in taken else None
+    def first_new(rows: Tensor) -> Tensor | None:
+        fresh = [i for i, key in enumerate(row_keys(space, rows).tolist()) if key not in taken]
+        return rows[fresh[0]] if fresh else None
 
-    for i in torch.randperm(space.dim, generator=generator).tolist():
-        p = space.parameters[i]
-        if p.kind in ("binary", "categorical"):
-            values = [float(v) for v in torch.randperm(p.cardinality, generator=generator)]
-        elif p.kind == "integer":
-            step = 1.0 / (p.high - p.low)
-            values = [v for v in (float(x[i]) + step, float(x[i]) - step) if 0.0 <= v <= 1.0]
-        else:
-            continue
-        for value in values:
-            if value != float(x[i]):
-                row = x.clone()
-                row[i] = value
-                if (found := new(row)) is not None:
-                    return found
-    continuous = space.continuous_dims
-    if continuous:
-        for scale in (1e-4, 1e-3, 1e-2, 1e-1, 1.0):
-            for _ in range(10):
-                row = x.clone()
-                noise = torch.randn(len(continuous), generator=generator, dtype=DTYPE)
-                row[continuous] = (row[continuous] + scale * noise).clamp(0.0, 1.0)
-                if (found := new(row)) is not None:
-                    return found
-    for row in space.sample(1000, generator=generator):
-        if (found := new(row)) is not None:
+    moves = NeighbourMoves(space)
+    if len(moves):  # neighbours of a canonical row are canonical once rounded onto the grids
+        order = torch.randperm(len(moves), generator=generator)
+        if (found := first_new(space.round(moves.apply(x.unsqueeze(0))[0, order]))) is not None:
             return found
-    raise SearchSpaceExhaustedError("no configuration left that was not proposed before")
+    continuous = space.continuous_dims
+    for scale in (1e-4, 1e-3, 1e-2, 1e-1, 1.0) if continuous else ():
+        rows = x.repeat(10, 1)
+        noise = torch.randn(10, len(continuous), generator=generator, dtype=DTYPE)
+        rows[:, continuous] = (rows[:, continuous] + scale * noise).clamp(0.0, 1.0)
+        if (found := first_new(space.canonicalize(rows))) is not None:
+            return found
+    found = first_new(space.canonicalize(space.sample(1000, generator=generator)))
+    if found is None:
+        raise SearchSpaceExhaustedError("no configuration left that was not proposed before")
+    return found

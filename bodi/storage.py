@@ -27,20 +27,17 @@ from typing import Any
 FORMAT = "bodi-study"
 VERSION = 2  # 2: trials carry their worker, heartbeat, attempts and a change sequence number
 SQLITE_HEADER = b"SQLite format 3\x00"
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS bodi_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS studies (
+TABLES = (
+    "CREATE TABLE IF NOT EXISTS bodi_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS studies (
     name TEXT PRIMARY KEY, optimizer TEXT NOT NULL, space TEXT NOT NULL, settings TEXT NOT NULL,
-    seed INTEGER NOT NULL, direction TEXT NOT NULL, created REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS trials (
+    seed INTEGER NOT NULL, direction TEXT NOT NULL, created REAL NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS trials (
     study TEXT NOT NULL, number INTEGER NOT NULL, state TEXT NOT NULL, params TEXT NOT NULL,
     x TEXT NOT NULL, value REAL, message TEXT, suggest_seconds REAL NOT NULL,
     updated REAL NOT NULL, worker TEXT, heartbeat REAL, attempts INTEGER NOT NULL DEFAULT 1,
-    seq INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (study, number)
-);
-CREATE INDEX IF NOT EXISTS trials_seq ON trials (study, seq);
-"""
+    seq INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (study, number))""",
+)
 #: columns added by format version 2 (a version-1 file is upgraded in place when opened)
 _V2_COLUMNS = (
     "worker TEXT", "heartbeat REAL", "attempts INTEGER NOT NULL DEFAULT 1",
@@ -234,14 +231,13 @@ class SQLiteStorage(Storage):
             db = self._db
             db.execute("PRAGMA journal_mode=WAL")
             with self._transaction():
-                for statement in SCHEMA.split(";"):
-                    if statement.strip() and "INDEX" not in statement:
-                        db.execute(statement)
+                for statement in TABLES:
+                    db.execute(statement)
                 db.execute(
                     "INSERT OR IGNORE INTO bodi_meta VALUES ('format', ?), ('version', ?)",
                     (FORMAT, str(VERSION)),
                 )
-                self._upgrade(db)
+                self._upgrade(db)  # (the index needs the version-2 column seq)
                 db.execute("CREATE INDEX IF NOT EXISTS trials_seq ON trials (study, seq)")
                 db.execute("INSERT OR IGNORE INTO bodi_meta VALUES ('seq', '0')")
         except sqlite3.DatabaseError as err:  # pragma: no cover - guarded by the check

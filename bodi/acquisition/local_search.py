@@ -21,51 +21,16 @@ from botorch.generation import gen as botorch_gen
 from torch import Tensor
 
 from bodi.acquisition.trust_region import TrustRegion
-from bodi.space import DTYPE, SearchSpace, SearchSpaceExhaustedError, row_keys
+from bodi.space import (
+    NeighbourMoves,
+    SearchSpace,
+    SearchSpaceExhaustedError,
+    row_keys,
+)
 
 NUM_SPRAY_CENTERS = 5  # spray starts: neighbours of this many best points
 
 __all__ = ["NUM_SPRAY_CENTERS", "NeighbourMoves", "SearchSpaceExhaustedError", "local_search"]
-
-
-class NeighbourMoves:
-    """The single-parameter moves of a discrete space, as index tensors.
-
-    For ``K`` moves: ``column[k]`` is the changed column; the new value is
-    ``(x + shift[k]) mod modulus[k]`` for binary/categorical columns (``modulus > 0``) and
-    ``clamp(x + shift[k], 0, 1)`` for integer columns (``modulus == 0``, shift = +-1 grid step).
-    """
-
-    def __init__(self, space: SearchSpace):
-        columns, shifts, moduli = [], [], []
-        for i, p in enumerate(space.parameters):
-            if p.kind in ("binary", "categorical"):
-                for s in range(1, p.cardinality):
-                    columns.append(i)
-                    shifts.append(float(s))
-                    moduli.append(float(p.cardinality))
-            elif p.kind == "integer":
-                step = 1.0 / (p.high - p.low)
-                columns += [i, i]
-                shifts += [step, -step]
-                moduli += [0.0, 0.0]
-        self.column = torch.tensor(columns, dtype=torch.long)
-        self.shift = torch.tensor(shifts, dtype=DTYPE)
-        self.modulus = torch.tensor(moduli, dtype=DTYPE)
-
-    def __len__(self) -> int:
-        return len(self.column)
-
-    def apply(self, X: Tensor) -> Tensor:
-        """``b x dim`` points -> ``b x K x dim`` neighbours (integer moves at a bound: no-ops)."""
-        b, K = X.shape[0], len(self)
-        current = X[:, self.column]  # b x K
-        cyclic = torch.remainder(current + self.shift, self.modulus.clamp(min=1.0))
-        stepped = (current + self.shift).clamp(0.0, 1.0)
-        new = torch.where(self.modulus > 0, cyclic, stepped)
-        neighbours = X.unsqueeze(1).expand(b, K, X.shape[-1]).clone()
-        index = self.column.view(1, K, 1).expand(b, K, 1)
-        return neighbours.scatter_(2, index, new.unsqueeze(-1))
 
 
 def local_search(

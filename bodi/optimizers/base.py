@@ -217,14 +217,10 @@ class Optimizer(ABC):
     def refresh(self) -> None:
         """Read the trials that other workers (or other optimizers) added or changed."""
         records, self._cursor = self.storage.changes(self.study_name, self._cursor)
-        for record in records:
+        for record in records:  # in number order; claims add consecutive numbers atomically
             if record.number < len(self.trials):
                 self.trials[record.number].update(record)
             else:
-                if record.number > len(self.trials):  # not expected: claims are atomic
-                    stored = self.storage.trials(self.study_name)
-                    self.trials += [Trial.from_record(r)
-                                    for r in stored[len(self.trials):record.number]]
                 self.trials.append(Trial.from_record(record))
 
     def _stale_pending(self) -> list[Trial]:
