@@ -23,7 +23,7 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check bodi tests benchmarks
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=15
 
 lint: $(STAMP)
 	$(BIN)/ruff check bodi tests benchmarks

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -111,8 +112,11 @@ def test_an_objective_file_named_like_a_standard_module_shadows_nothing(tmp_path
     (tmp_path / f"{stem}.py").write_text(OBJECTIVE.replace("time.sleep(0.3)", "pass"))
     space = SearchSpace([Binary(f"b{i}") for i in range(8)])
     space.to_json(tmp_path / "space.json")
+    # the `bodi` command a user types in that folder (`python -m` would itself put the folder
+    # first on sys.path, before bodi runs)
+    command = Path(sys.executable).with_name("bodi")
     run = subprocess.run(
-        [sys.executable, "-m", "bodi", "run", "--objective", f"{tmp_path}/{stem}.py:f",
+        [str(command), "run", "--objective", f"{tmp_path}/{stem}.py:f",
          "--space", str(tmp_path / "space.json"), "--budget", "8", "--n-init", "6",
          "--storage", str(tmp_path / "study.db"), "--quiet"],
         capture_output=True, text=True, timeout=300, cwd=tmp_path,
