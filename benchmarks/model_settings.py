@@ -25,10 +25,10 @@ from scipy.stats import spearmanr
 
 from bodi import Binary, SearchSpace
 from bodi.benchmarks import planted_binary
-from bodi.dictionaries import make_dictionary
+from bodi.hed.dictionaries import make_dictionary
+from bodi.hed.kernel import HammingEmbeddingKernel
 from bodi.initial_design import initial_design
 from bodi.models.gp import HEDSingleTaskGP, fit_model, lengthscales, make_hed_model
-from bodi.models.kernels import HammingEmbeddingKernel
 
 warnings.filterwarnings("ignore")
 

@@ -6,8 +6,7 @@ import torch
 from torch import Tensor
 from torch.quasirandom import SobolEngine
 
-from bodi.dictionaries import as_generator
-from bodi.seeding import derive_seed
+from bodi.seeding import as_generator, derive_seed
 from bodi.space import DTYPE, SearchSpace, row_keys
 
 

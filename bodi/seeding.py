@@ -32,3 +32,15 @@ def seeded(seed: int) -> Iterator[torch.Generator]:
             yield torch.Generator().manual_seed(seed)
         finally:
             random.setstate(python_state)
+
+
+def as_generator(seed: int | torch.Generator | None) -> torch.Generator:
+    """A ``torch.Generator`` from a seed (``None`` draws a fresh random seed)."""
+    if isinstance(seed, torch.Generator):
+        return seed
+    generator = torch.Generator()
+    if seed is None:
+        generator.seed()
+    else:
+        generator.manual_seed(int(seed))
+    return generator

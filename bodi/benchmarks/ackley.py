@@ -18,7 +18,7 @@ import torch
 from torch import Tensor
 
 from bodi.benchmarks.base import Problem
-from bodi.dictionaries import as_generator
+from bodi.seeding import as_generator
 from bodi.space import DTYPE, Binary, Continuous, SearchSpace
 
 N_BINARY = 50

@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 
 from bodi.benchmarks.base import Problem, random_bits
-from bodi.dictionaries import as_generator
+from bodi.seeding import as_generator
 from bodi.space import DTYPE, SearchSpace
 
 SUFFIX = "-shifted"

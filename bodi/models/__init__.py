@@ -1,7 +1,8 @@
 """Surrogate models: the HED kernel, the GP built on it and the baselines' kernels."""
 
+from bodi.hed.kernel import HammingEmbeddingKernel
 from bodi.models.gp import fit_model, make_gp, make_hed_model
-from bodi.models.kernels import DiffusionKernel, HammingEmbeddingKernel
+from bodi.models.kernels import DiffusionKernel
 from bodi.models.surrogates import (
     SURROGATES,
     make_diffusion_kernel,

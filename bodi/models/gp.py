@@ -36,8 +36,8 @@ from linear_operator.operators import DiagLinearOperator
 from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
-from bodi.dictionaries import Dictionary
-from bodi.models.kernels import HammingEmbeddingKernel
+from bodi.hed.dictionaries import Dictionary
+from bodi.hed.kernel import HammingEmbeddingKernel
 from bodi.space import SearchSpace
 
 FIT_MAXITER = 100

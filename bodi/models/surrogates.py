@@ -23,13 +23,13 @@ from gpytorch.constraints import GreaterThan
 from gpytorch.kernels import Kernel, ScaleKernel
 from torch import Tensor
 
-from bodi.dictionaries import DICTIONARY_KINDS, make_dictionary
+from bodi.hed.dictionaries import DICTIONARY_KINDS, make_dictionary
 from bodi.models.gp import HEDSingleTaskGP, make_gp, make_hed_model, matern_with_dim_scaled_prior
 from bodi.models.kernels import DiffusionKernel, OverlapKernel
 from bodi.space import SearchSpace
 
 SURROGATES = ("hed-diverse", "hed-naive", "hed-wavelet", "hed-gaussian", "overlap", "diffusion")
-#: Dictionaries defined for binary variables only (as in :func:`bodi.dictionaries.make_dictionary`).
+#: Dictionaries defined for binary variables only (:func:`bodi.hed.make_dictionary`).
 BINARY_ONLY = ("hed-wavelet", "hed-gaussian")
 
 

@@ -24,7 +24,7 @@ from bodi.acquisition.trust_region import (
     region_from_state,
     trust_region_state,
 )
-from bodi.dictionaries import DICTIONARY_KINDS, Dictionary, make_dictionary
+from bodi.hed.dictionaries import DICTIONARY_KINDS, Dictionary, make_dictionary
 from bodi.models.gp import fit_model, make_hed_model
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.seeding import derive_seed
@@ -219,7 +219,7 @@ class BODi(GPOptimizer):
         new_dictionary_every_iteration: draw a fresh dictionary per suggestion (paper default);
             ``False`` keeps the first one.
         dictionary_reference: the point the dictionary's rows are relabelled around
-            (:func:`bodi.dictionaries.make_dictionary`): ``"incumbent"`` (the best point so far;
+            (:func:`bodi.hed.dictionaries.make_dictionary`): ``"incumbent"`` (the best point so far;
             the default, except for the Gaussian dictionary, which cannot be relabelled),
             ``"random"`` (a uniform random point, new each iteration) or ``"none"`` (the paper:
             the all-zeros point).

@@ -4,9 +4,8 @@ import pytest
 import torch
 from botorch.models import SingleTaskGP
 
-from bodi.dictionaries import make_dictionary
+from bodi.hed.dictionaries import make_dictionary
 from bodi.models.gp import HEDSingleTaskGP, fit_model, lengthscales, make_hed_model
-from bodi.models.kernels import HammingEmbeddingKernel
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
 
 MIXED = SearchSpace(
@@ -20,20 +19,6 @@ def _data(space, n=12, seed=0):
     X = space.sample(n, generator=g)
     Y = torch.sin(3 * X.sum(-1, keepdim=True)) + 0.1 * X[:, :1]
     return X, Y
-
-
-def test_kernel_is_a_matern_of_the_normalised_embedding():
-    dictionary = make_dictionary("diverse", 16, MIXED.cardinalities, seed=1)
-    model = make_hed_model(*_data(MIXED), MIXED, dictionary)
-    kernel = next(k for k in model.covar_module.kernels if isinstance(k, HammingEmbeddingKernel))
-    X = MIXED.sample(5, generator=torch.Generator().manual_seed(3))
-    Z = X[:, MIXED.discrete_dims]
-    direct = (dictionary.rows.unsqueeze(0) != Z.unsqueeze(1)).sum(-1) / len(MIXED.discrete_dims)
-    torch.testing.assert_close(kernel.embed(Z), direct.to(Z))
-    with torch.no_grad():
-        K = kernel(X, X).to_dense()
-        expected = kernel.base_kernel(direct.to(X), direct.to(X)).to_dense()
-    torch.testing.assert_close(K, expected)
 
 
 def test_covariance_is_positive_semidefinite_and_depends_on_all_parameter_kinds():

@@ -25,22 +25,11 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from bodi.embedding import affine_embedding, one_hot, onehot_embedding
+from bodi.hed.embedding import affine_embedding, one_hot, onehot_embedding
+from bodi.seeding import as_generator
 
 DTYPE = torch.float64
 DICTIONARY_KINDS = ("diverse", "wavelet", "naive", "gaussian")
-
-
-def as_generator(seed: int | torch.Generator | None) -> torch.Generator:
-    """A ``torch.Generator`` from a seed (``None`` draws a fresh random seed)."""
-    if isinstance(seed, torch.Generator):
-        return seed
-    generator = torch.Generator()
-    if seed is None:
-        generator.seed()
-    else:
-        generator.manual_seed(int(seed))
-    return generator
 
 
 def _check_size(m: int, d: int) -> None:
@@ -174,13 +163,17 @@ class Dictionary:
         rows: ``m x d`` row values (indices), or the real ``Abar`` when ``kind == "gaussian"``.
         cardinalities: number of values of each of the ``d`` discrete variables.
         kind: the construction (one of :data:`DICTIONARY_KINDS`).
+        projection: what the embedding multiplies by: ``Abar = 2A - 1`` (``m x d``, binary
+            columns or ``kind == "gaussian"``; Proposition 1) or the one-hot rows
+            (``m x sum(cardinalities)``).
+        affine: whether the embedding is Proposition 1's affine form.
     """
 
     rows: Tensor
     cardinalities: tuple[int, ...]
     kind: str = "diverse"
-    _projection: Tensor = field(init=False, repr=False, compare=False)
-    _affine: bool = field(init=False, repr=False, compare=False)
+    projection: Tensor = field(init=False, repr=False, compare=False)
+    affine: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         affine = self.kind == "gaussian" or all(c == 2 for c in self.cardinalities)
@@ -189,8 +182,8 @@ class Dictionary:
             projection = self.rows if self.kind == "gaussian" else 2.0 * self.rows - 1.0
         else:
             projection = one_hot(self.rows, self.cardinalities)
-        object.__setattr__(self, "_affine", affine)
-        object.__setattr__(self, "_projection", projection)
+        object.__setattr__(self, "affine", affine)
+        object.__setattr__(self, "projection", projection)
 
     @property
     def m(self) -> int:
@@ -202,9 +195,9 @@ class Dictionary:
 
     def embed(self, Z: Tensor) -> Tensor:
         """``... x d`` discrete inputs -> ``... x m`` Hamming distances (one matrix product)."""
-        if self._affine:
-            return affine_embedding(Z, self._projection)
-        return onehot_embedding(Z, self._projection, self.cardinalities)
+        if self.affine:
+            return affine_embedding(Z, self.projection)
+        return onehot_embedding(Z, self.projection, self.cardinalities)
 
 
 def make_dictionary(

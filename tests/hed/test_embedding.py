@@ -1,4 +1,4 @@
-"""bodi.embedding and Dictionary.embed: the HED embedding as one matrix product."""
+"""bodi.hed.embedding and Dictionary.embed: the HED embedding as one matrix product."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bodi.dictionaries import Dictionary, make_dictionary
-from bodi.embedding import affine_embedding, hamming_embedding, one_hot
+from bodi.hed.dictionaries import Dictionary, make_dictionary
+from bodi.hed.embedding import affine_embedding, hamming_embedding, one_hot
 
 PROPERTY = settings(max_examples=80, deadline=None, derandomize=True)
 

@@ -1,4 +1,4 @@
-"""bodi.dictionaries: the dictionary constructions and Proposition 3's cardinality bound."""
+"""bodi.hed.dictionaries: the dictionary constructions and Proposition 3's cardinality bound."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ import itertools
 import pytest
 import torch
 
-from bodi.dictionaries import (
+from bodi.hed.dictionaries import (
     DICTIONARY_KINDS,
     Dictionary,
-    as_generator,
     binary_wavelet,
     binary_wavelet_matrix,
     cardinality_bound,
@@ -21,7 +20,8 @@ from bodi.dictionaries import (
     make_dictionary,
     naive_random,
 )
-from bodi.embedding import hamming_embedding
+from bodi.hed.embedding import hamming_embedding
+from bodi.seeding import as_generator
 
 BINARY = [2] * 12
 CATEGORICAL = [3, 5, 2, 7, 4, 2, 10]

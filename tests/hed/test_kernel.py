@@ -1,0 +1,60 @@
+"""bodi.hed.kernel: the HED kernel, with its dictionary as a registered buffer."""
+
+import torch
+
+from bodi.hed.dictionaries import make_dictionary
+from bodi.hed.kernel import HammingEmbeddingKernel
+from bodi.models.gp import make_hed_model
+from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
+
+MIXED = SearchSpace(
+    [Binary("b0"), Binary("b1"), Categorical("c", ["x", "y", "z"]), Continuous("u", 0.0, 2.0),
+     Integer("k", 0, 4), Binary("b2")]
+)
+
+
+def _data(space, n=12, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    X = space.sample(n, generator=g)
+    Y = torch.sin(3 * X.sum(-1, keepdim=True)) + 0.1 * X[:, :1]
+    return X, Y
+
+
+def test_kernel_is_a_matern_of_the_normalised_embedding():
+    dictionary = make_dictionary("diverse", 16, MIXED.cardinalities, seed=1)
+    model = make_hed_model(*_data(MIXED), MIXED, dictionary)
+    kernel = next(k for k in model.covar_module.kernels if isinstance(k, HammingEmbeddingKernel))
+    X = MIXED.sample(5, generator=torch.Generator().manual_seed(3))
+    Z = X[:, MIXED.discrete_dims]
+    direct = (dictionary.rows.unsqueeze(0) != Z.unsqueeze(1)).sum(-1) / len(MIXED.discrete_dims)
+    torch.testing.assert_close(kernel.embed(Z), direct.to(Z))
+    with torch.no_grad():
+        K = kernel(X, X).to_dense()
+        expected = kernel.base_kernel(direct.to(X), direct.to(X)).to_dense()
+    torch.testing.assert_close(K, expected)
+
+
+def test_the_dictionary_is_a_buffer_that_moves_and_saves_with_the_model():
+    dictionary = make_dictionary("diverse", 8, MIXED.cardinalities, seed=4)
+    model = make_hed_model(*_data(MIXED), MIXED, dictionary)
+    kernel = next(k for k in model.covar_module.kernels if isinstance(k, HammingEmbeddingKernel))
+    names = {name for name, _ in model.named_buffers()}
+    assert any(name.endswith("dictionary_rows") for name in names)
+    assert any(name.endswith("projection") for name in names)
+    assert any(key.endswith("projection") for key in model.state_dict())
+    assert torch.equal(kernel.dictionary.rows, dictionary.rows)
+    Z = MIXED.sample(4, generator=torch.Generator().manual_seed(1))[:, MIXED.discrete_dims]
+    before = kernel.embed(Z)
+    model.to(torch.float32)
+    assert kernel.projection.dtype == torch.float32
+    torch.testing.assert_close(kernel.embed(Z.float()), before.float())
+
+
+def test_binary_columns_use_the_affine_form():
+    space = SearchSpace([Binary(f"b{i}") for i in range(10)])
+    dictionary = make_dictionary("diverse", 6, space.cardinalities, seed=0)
+    kernel = HammingEmbeddingKernel(dictionary, base_kernel=None)
+    assert kernel.affine and kernel.projection.shape == (6, 10)
+    Z = space.sample(5, generator=torch.Generator().manual_seed(2))
+    direct = (dictionary.rows.unsqueeze(0) != Z.unsqueeze(1)).sum(-1) / 10
+    torch.testing.assert_close(kernel.embed(Z), direct.to(Z))
