@@ -3,7 +3,7 @@
 Usage:
     python benchmarks/method_speed.py [--problems labs50,pest,ackley53] [--n 60] [--repeats 3]
 
-For each problem and method (the runner's names, ``bodi.experiments.methods``), a fresh optimizer
+For each problem and method (the runner's names, ``bodi.optimizers.registry``), a fresh optimizer
 is told the shared initial design (20 points) plus random points up to ``n`` observations, then
 ``repeats`` consecutive asks are timed (each followed by its tell). One torch thread, as on the
 runner's workers. Prints a Markdown table of the median and the range.
@@ -19,8 +19,8 @@ import torch
 from ask_speed import timed_asks  # benchmarks/ is the script directory
 
 from bodi.benchmarks import get_problem
-from bodi.experiments.methods import METHODS, make_optimizer
 from bodi.initial_design import initial_design
+from bodi.optimizers.registry import METHODS, make_optimizer
 
 warnings.filterwarnings("ignore")
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bodi.baselines import BASELINES
-from bodi.optimizers import OPTIMIZERS, Optimizer
+from bodi.optimizers import Optimizer, optimizer_class
 from bodi.space import SearchSpace
 from bodi.storage import Storage, open_storage
 
@@ -37,10 +36,12 @@ def load_study(
     record = store.get_study(study_name)
     if record is None:
         raise ValueError(f"no study {study_name!r} (studies: {', '.join(names) or 'none'})")
-    classes = {**OPTIMIZERS, **BASELINES}
-    if record.optimizer not in classes:
-        raise ValueError(f"study {study_name!r} uses an unknown optimizer {record.optimizer!r}")
-    cls = classes[record.optimizer]
+    try:
+        cls = optimizer_class(record.optimizer)
+    except ValueError:
+        raise ValueError(
+            f"study {study_name!r} uses an unknown optimizer {record.optimizer!r}"
+        ) from None
     return cls(
         SearchSpace.from_dict(record.space), seed=record.seed, direction=record.direction,
         storage=store, study_name=study_name, on_pending=on_pending,

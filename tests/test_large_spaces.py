@@ -6,7 +6,7 @@ import math
 import pytest
 
 import bodi
-from bodi.experiments.methods import make_optimizer
+from bodi.optimizers.registry import make_optimizer
 from bodi.space import Binary, Categorical, Continuous, SearchSpace
 
 # small acquisition settings: these tests check that nothing overflows or breaks, not speed

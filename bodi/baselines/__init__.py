@@ -11,11 +11,7 @@ from bodi.baselines.combo import COMBO
 from bodi.baselines.smac3 import SMAC
 from bodi.baselines.tpe import TPE
 
-#: class name -> class, for reloading stored studies
-BASELINES = {cls.__name__: cls for cls in (BoTorchMixed, CASMOPOLITAN, COMBO, SMAC, TPE)}
-
 __all__ = [
-    "BASELINES",
     "CASMOPOLITAN",
     "COMBO",
     "SMAC",

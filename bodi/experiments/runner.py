@@ -25,9 +25,9 @@ import torch
 from botorch.exceptions.warnings import OptimizationWarning
 
 from bodi.benchmarks import Problem, get_problem
-from bodi.experiments.methods import make_optimizer
 from bodi.experiments.storage import Evaluation, ResultsStore, finite_or_none
 from bodi.initial_design import initial_design
+from bodi.optimizers.registry import make_optimizer
 
 
 @dataclass(frozen=True)

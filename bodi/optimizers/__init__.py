@@ -4,8 +4,16 @@ from bodi.optimizers.base import Optimizer, Trial
 from bodi.optimizers.bo import BODi
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.optimizers.random_search import RandomSearch
+from bodi.optimizers.registry import METHODS, make_optimizer, optimizer_class, parse_method
 
-#: optimizer class name -> class (how a stored study names its optimizer)
-OPTIMIZERS: dict[str, type[Optimizer]] = {"BODi": BODi, "RandomSearch": RandomSearch}
-
-__all__ = ["OPTIMIZERS", "BODi", "ModelBasedOptimizer", "Optimizer", "RandomSearch", "Trial"]
+__all__ = [
+    "METHODS",
+    "BODi",
+    "ModelBasedOptimizer",
+    "Optimizer",
+    "RandomSearch",
+    "Trial",
+    "make_optimizer",
+    "optimizer_class",
+    "parse_method",
+]

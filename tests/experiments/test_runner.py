@@ -10,9 +10,9 @@ import time
 import pytest
 
 from bodi.experiments.analysis import best_curves, plot_results, report, shift_report
-from bodi.experiments.methods import make_optimizer, parse_method
 from bodi.experiments.runner import expand_seeds, run_benchmark
 from bodi.experiments.storage import Evaluation, ResultsStore
+from bodi.optimizers.registry import make_optimizer, parse_method
 from bodi.space import Binary, SearchSpace
 
 

@@ -70,7 +70,7 @@ def test_nearby_new_point_covers_a_tiny_space_and_then_reports_exhaustion():
 
 @pytest.mark.parametrize("method", ["casmopolitan", "tpe", "random"])
 def test_other_methods_make_no_repeat_in_a_mixed_space(method):
-    from bodi.experiments.methods import make_optimizer
+    from bodi.optimizers.registry import make_optimizer
 
     opt = make_optimizer(method, SPACE, seed=1, direction="minimize", n_init=6)
     result = bodi.minimize(ones_plus_u, SPACE, budget=14, optimizer=opt)

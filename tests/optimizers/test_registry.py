@@ -4,8 +4,8 @@ factory, starts from the shared initial design, and proposes valid configuration
 import pytest
 
 from bodi.benchmarks import planted_binary, planted_categorical, planted_mixed
-from bodi.experiments.methods import METHODS, USES_N_INIT, make_optimizer
 from bodi.initial_design import initial_design
+from bodi.optimizers.registry import METHODS, make_optimizer, optimizer_class, uses_initial_design
 
 PROBLEMS = {
     "binary": lambda: planted_binary(8, seed=2),
@@ -30,7 +30,7 @@ def test_every_method_runs_on_every_kind_of_space(name, kind):
         assert problem.space.contains(problem.space.encode(x)).all()
         opt.tell(x, float(problem(x)))
     assert all(t.state == "complete" for t in opt.trials)
-    if name in USES_N_INIT:
+    if uses_initial_design(name):
         design = problem.space.decode(initial_design(problem.space, 4, 1))
         assert [t.params for t in opt.trials[:4]] == design
 
@@ -51,3 +51,15 @@ def test_bodi_is_the_measured_shift_robust_configuration():
         for spec in ("bodi", "bodi[dictionary_reference=incumbent,trust_region=true]")
     ]
     assert settings[0] == settings[1]
+
+
+def test_only_model_based_methods_use_the_initial_design():
+    assert uses_initial_design("bodi") and uses_initial_design("smac")
+    assert not uses_initial_design("random")
+
+
+def test_stored_class_names_and_method_names_resolve_to_one_class():
+    assert optimizer_class("BODi") is optimizer_class("bodi") is optimizer_class("bodi-paper")
+    assert optimizer_class("CASMOPOLITAN").__name__ == "CASMOPOLITAN"
+    with pytest.raises(ValueError, match="unknown optimizer 'Nope'"):
+        optimizer_class("Nope")

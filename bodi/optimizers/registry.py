@@ -1,0 +1,134 @@
+"""Every optimizer by name: the one registry behind ``bodi bench``, stored studies and tests.
+
+A method spec is a name with optional keyword options in brackets, e.g. ``bodi``,
+``bodi[m=32]`` or ``bodi[dictionary=wavelet,m=64]``. Options are the keyword arguments of the
+method's optimizer class (``m`` is short for ``dictionary_size``); values are parsed as int,
+float, bool (``true``/``false``) or string. A stored study names its optimizer by class name
+(``"BODi"``, ``"CASMOPOLITAN"``, ...), which :func:`optimizer_class` resolves.
+
+Classes are imported when first needed, so the registry costs nothing at ``import bodi`` and
+the baselines' optional packages stay optional.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bodi.optimizers.base import Optimizer
+    from bodi.space import SearchSpace
+
+
+@dataclass(frozen=True)
+class Method:
+    """A named optimizer: its class (``"module:Class"``) and the options it pins."""
+
+    name: str
+    target: str
+    summary: str
+    options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def class_name(self) -> str:
+        return self.target.partition(":")[2]
+
+    def load(self) -> type[Optimizer]:
+        module, _, name = self.target.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+
+_PAPER = MappingProxyType({"dictionary": "diverse", "dictionary_size": 128,
+                           "dictionary_reference": "none", "trust_region": False})
+
+#: name -> method, in the order reports list them
+METHODS: dict[str, Method] = {m.name: m for m in (
+    Method("bodi", "bodi.optimizers.bo:BODi",
+           "BODi with bodi's defaults (incumbent-relative dictionary, Hamming trust region)"),
+    # the paper's configuration, pinned whatever bodi's defaults become
+    Method("bodi-paper", "bodi.optimizers.bo:BODi",
+           "BODi as in the paper (no dictionary reference, no trust region)", _PAPER),
+    Method("random", "bodi.optimizers.random_search:RandomSearch",
+           "uniform random search, never repeating a point"),
+    Method("casmopolitan", "bodi.baselines.casmopolitan:CASMOPOLITAN",
+           "overlap-kernel GP in a Hamming trust region (Wan et al., 2021)"),
+    Method("combo", "bodi.baselines.combo:COMBO",
+           "diffusion-kernel GP (Oh et al., 2019)"),
+    Method("smac", "bodi.baselines.smac3:SMAC", "SMAC3's random forest (the smac package)"),
+    Method("tpe", "bodi.baselines.tpe:TPE", "Optuna's multivariate TPE"),
+    Method("botorch-mixed", "bodi.baselines.botorch_mixed:BoTorchMixed",
+           "BoTorch's MixedSingleTaskGP with optimize_acqf_mixed_alternating"),
+)}
+ALIASES = {"m": "dictionary_size"}
+_SPEC = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*(?:\[(.*)\])?\s*$")
+
+
+def optimizer_class(name: str) -> type[Optimizer]:
+    """The optimizer class for a method name (``"bodi"``) or a class name (``"BODi"``)."""
+    if name in METHODS:
+        return METHODS[name].load()
+    for method in METHODS.values():
+        if method.class_name == name:
+            return method.load()
+    known = sorted({m.class_name for m in METHODS.values()})
+    raise ValueError(f"unknown optimizer {name!r}; known: {', '.join(known)}")
+
+
+def _value(text: str) -> Any:
+    text = text.strip()
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_method(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"bodi[m=32]"`` -> ``("bodi", {"dictionary_size": 32})``; errors name the problem."""
+    match = _SPEC.match(spec) if isinstance(spec, str) else None
+    if match is None:
+        raise ValueError(f"cannot parse method {spec!r}; expected e.g. 'bodi' or 'bodi[m=32]'")
+    name, body = match.group(1), match.group(2)
+    if name not in METHODS:
+        raise ValueError(f"unknown method {name!r}; choose from {sorted(METHODS)}")
+    options: dict[str, Any] = {}
+    for item in filter(None, (body or "").split(",")):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"method {spec!r}: option {item!r} is not key=value")
+        options[ALIASES.get(key.strip(), key.strip())] = _value(value)
+    return name, options
+
+
+def uses_initial_design(name: str) -> bool:
+    """Whether the method starts from the shared ``n_init`` initial design (model-based ones)."""
+    from bodi.optimizers.model_based import ModelBasedOptimizer
+
+    return issubclass(optimizer_class(name), ModelBasedOptimizer)
+
+
+def make_optimizer(
+    spec: str, space: SearchSpace, *, seed: int, direction: str, n_init: int | None = None,
+    **kwargs: Any,
+) -> Optimizer:
+    """A fresh optimizer for ``spec`` (validates the options by constructing it).
+
+    ``n_init`` is the initial design size of model-based methods (ignored by the others);
+    ``kwargs`` (e.g. ``storage=``) go to the class as they are.
+    """
+    name, options = parse_method(spec)
+    method = METHODS[name]
+    options = {**method.options, **options}
+    if n_init is not None and uses_initial_design(name):
+        options.setdefault("n_init", n_init)
+    try:
+        return method.load()(space, seed=seed, direction=direction, **options, **kwargs)
+    except TypeError as err:
+        raise ValueError(f"method {spec!r}: {err}") from err
