@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from bodi.diagnostics import logger
-from bodi.extras import require
 from bodi.optimizers.base import Optimizer, Trial
 from bodi.optimizers.bo import BODi
+from bodi.progress import ProgressBars
 from bodi.space import SearchSpace, Value
 
 Objective = Callable[[dict[str, Value]], float]
@@ -110,8 +110,9 @@ def minimize(
         raise ValueError("BODi options and storage cannot be combined with an explicit optimizer")
     loop = _Loop(optimizer, budget, callback, max_consecutive_failures)
     warnings_before = optimizer.numerical_warnings
-    with _Progress(progress, budget, loop.finished) as advance:
-        loop.advance = advance
+    with ProgressBars(progress, what="progress=True (the progress bar)") as bars:
+        bar = bars.add("[bold]bodi", total=budget, completed=loop.finished)
+        loop.advance = lambda opt: bars.advance(bar, None if opt.best is None else opt.best[1])
         if n_workers == 1 and executor is None and timeout is None:
             loop.run_sequential(func, batch_size)
         else:
@@ -359,38 +360,3 @@ class _Pool:
                 return []
         done, _ = futures_wait(futures, timeout=timeout, return_when=FIRST_COMPLETED)
         return [f for f in futures if f in done]  # in submission order
-
-
-class _Progress:
-    """A rich progress bar showing the best value so far (a no-op when disabled)."""
-
-    def __init__(self, enabled: bool, total: int, completed: int = 0):
-        self.enabled, self.total, self.completed = enabled, total, completed
-
-    def __enter__(self) -> Callable[[Optimizer], None]:
-        if not self.enabled:
-            return lambda optimizer: None
-        progress = require("rich.progress", "progress=True (the progress bar)", "progress")
-        BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn = (
-            progress.BarColumn, progress.MofNCompleteColumn, progress.Progress,
-            progress.TextColumn, progress.TimeElapsedColumn,
-        )
-
-        self._bar = Progress(
-            TextColumn("[bold]bodi"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            TextColumn("best {task.fields[best]}"),
-        )
-        self._bar.__enter__()
-        task = self._bar.add_task(
-            "evaluations", total=self.total, completed=self.completed, best="-"
-        )
-
-        def advance(optimizer: Optimizer) -> None:
-            best = optimizer.best
-            self._bar.update(task, advance=1, best="-" if best is None else f"{best[1]:.6g}")
-
-        return advance
-
-    def __exit__(self, *exc: object) -> None:
-        if self.enabled:
-            self._bar.__exit__(*exc)

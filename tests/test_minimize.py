@@ -135,3 +135,10 @@ def test_dask_client_and_process_pool_executors():
     assert len(result.history) == 4
     with pytest.raises(ValueError, match="executor"):
         bodi.minimize(objective, SPACE, budget=2, n_workers=2, executor="gpu")
+
+
+def test_progress_bar_runs_to_the_budget(capsys):
+    opt = bodi.RandomSearch(SPACE, seed=0)
+    result = bodi.minimize(objective, SPACE, budget=6, optimizer=opt, progress=True)
+    assert len(result.history) == 6
+    assert "6/6" in capsys.readouterr().out

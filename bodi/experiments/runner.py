@@ -28,6 +28,7 @@ from bodi.benchmarks import Problem, get_problem
 from bodi.experiments.storage import Evaluation, ResultsStore, finite_or_none
 from bodi.initial_design import initial_design
 from bodi.optimizers.registry import make_optimizer
+from bodi.progress import ProgressBars
 
 
 @dataclass(frozen=True)
@@ -158,7 +159,11 @@ def run_benchmark(
                              dashboard_address=None)
             )
             client = stack.enter_context(Client(cluster))
-        bars = stack.enter_context(_Bars(tasks, histories, budget, progress))
+        bars = stack.enter_context(ProgressBars(progress, what="bodi bench's progress bars"))
+        overall = bars.add("[bold]all tasks", total=budget * len(tasks),
+                           completed=sum(len(h) for h in histories.values()))
+        bar = {t: bars.add(f"{t.problem} {t.method} seed {t.seed}", total=budget,
+                           completed=len(histories[t])) for t in tasks}
         futures = {}
         for task in todo:
             futures[client.submit(run_step, task, tuple(histories[task]), pure=False)] = task
@@ -169,49 +174,12 @@ def run_benchmark(
             for evaluation in future.result()[: budget - len(histories[task])]:
                 store.append(task.problem, task.method, task.seed, direction, evaluation)
                 histories[task].append(evaluation)
-                bars.advance(task)
+                values = [e.value for e in histories[task] if e.value is not None]
+                best = (min if direction == "minimize" else max)(values) if values else None
+                bars.advance(bar[task], best)
+                bars.advance(overall)
             if len(histories[task]) < budget:
                 nxt = client.submit(run_step, task, tuple(histories[task]), pure=False)
                 futures[nxt] = task
                 pending.add(nxt)
     return store
-
-
-class _Bars:
-    """Rich progress: one bar per task and one overall."""
-
-    def __init__(self, tasks, histories, budget, enabled):
-        self.enabled = enabled
-        self.tasks, self.histories, self.budget = tasks, histories, budget
-
-    def __enter__(self) -> _Bars:
-        if self.enabled:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-            )
-
-            self.progress = Progress(TextColumn("{task.description}"), BarColumn(),
-                                     MofNCompleteColumn(), TimeElapsedColumn())
-            self.progress.__enter__()
-            total = self.budget * len(self.tasks)
-            done = sum(len(h) for h in self.histories.values())
-            self.overall = self.progress.add_task("[bold]all tasks", total=total, completed=done)
-            self.ids = {
-                t: self.progress.add_task(f"{t.problem} {t.method} seed {t.seed}",
-                                          total=self.budget, completed=len(self.histories[t]))
-                for t in self.tasks
-            }
-        return self
-
-    def advance(self, task: Task) -> None:
-        if self.enabled:
-            self.progress.update(self.ids[task], advance=1)
-            self.progress.update(self.overall, advance=1)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.enabled:
-            self.progress.__exit__(*exc)
