@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 LOCK   := requirements/lock.txt
 
-.PHONY: setup run test lint bench lock clean
+.PHONY: setup run test lint bench docs lock clean
 
 # The CPU build of torch first, so that nothing pulls the CUDA build; then bodi with every
 # extra, at the versions of the lock file (pyproject.toml itself declares ranges).
@@ -28,6 +28,10 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check bodi tests benchmarks
 
+# the documentation site (docs/, mkdocs.yml) into site/, warnings as errors
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/ask_speed.py
 
@@ -36,4 +40,4 @@ lock: $(STAMP)
 	$(BIN)/pip freeze --exclude-editable | grep -v '^bodi' > $(LOCK)
 
 clean:
-	rm -rf $(VENV) .venv-lowest .venv-newest .pytest_cache build *.egg-info
+	rm -rf $(VENV) .venv-lowest .venv-newest .pytest_cache build site *.egg-info

@@ -1,7 +1,7 @@
 """Median seconds of one BODi ``ask()`` (model fit + acquisition optimization).
 
 Usage:
-    python benchmarks/ask_speed.py            # the README table (d=60/n=100 and d=500/n=300)
+    python benchmarks/ask_speed.py            # docs/speed.md table (d=60/n=100, d=500/n=300)
     python benchmarks/ask_speed.py --compare  # also: our local search vs BoTorch's optimizer
 
 Each case tells ``n`` random observations of a planted binary problem to a fresh optimizer

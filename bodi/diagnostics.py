@@ -45,3 +45,15 @@ def numerical_warnings() -> Iterator[list[warnings.WarningMessage]]:
         kinds = sorted({m.category.__name__ for m in seen})
         logger.debug("%d numerical warning(s) (%s); first: %s", len(seen), ", ".join(kinds),
                      seen[0].message)
+
+
+@contextmanager
+def quiet_logger(name: str, level: int = logging.ERROR) -> Iterator[None]:
+    """Raise the level of logger ``name`` for the duration of a block (then restore it)."""
+    logger = logging.getLogger(name)
+    old = logger.level
+    logger.setLevel(max(level, old))
+    try:
+        yield
+    finally:
+        logger.setLevel(old)

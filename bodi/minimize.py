@@ -85,10 +85,11 @@ def minimize(
         timeout: seconds after which a running evaluation counts as failed. A thread cannot
             be stopped: it runs on in the background and its result is ignored
             (``executor="process"`` kills its process).
-        storage, study_name: persist the study (e.g. ``storage="study.db"``); an existing study
-            of that name is resumed and ``budget`` counts its trials too. Several processes
-            may run ``minimize`` on one stored study at once: together they evaluate
-            ``budget`` trials, each once.
+        storage: persist the study (e.g. ``storage="study.db"``); an existing study of that
+            name is resumed and ``budget`` counts its trials too. Several processes may run
+            ``minimize`` on one stored study at once: together they evaluate ``budget``
+            trials, each once.
+        study_name: the study's name in ``storage``.
         optimizer: an ask/tell optimizer to use instead of a new :class:`BODi`.
         progress: show a progress bar with the best value so far.
         callback: called with each finished trial.

@@ -306,7 +306,7 @@ _FIELDS = {
 class SearchSpace:
     """An ordered collection of named parameters.
 
-    Example:
+    Examples:
         >>> space = SearchSpace([Binary("b0"), Categorical("c", ["x", "y"]),
         ...                      Continuous("u", 0.0, 1.0), Integer("k", 1, 5)])
         >>> X = space.encode([{"b0": True, "c": "y", "u": 0.5, "k": 3}])   # 1 x 4 tensor

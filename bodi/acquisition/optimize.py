@@ -94,7 +94,8 @@ def optimize_acquisition(
         avoid: ``k x dim`` points never to propose in a fully discrete space (evaluated,
             failed and pending ones).
         incumbents: ``b x dim`` best points so far (best first), centres of the spray starts.
-        num_restarts, raw_samples: local-search starts and the random pool they come from.
+        num_restarts: local-search starts.
+        raw_samples: the random pool the starts are chosen from.
         method: ``"local"`` (:func:`bodi.acquisition.local_search.local_search`; in mixed
             spaces interleaved with continuous L-BFGS-B steps), ``"botorch"``
             (``optimize_acqf_mixed_alternating``), or ``"auto"``: ``"local"`` for fully

@@ -6,120 +6,24 @@ imported when a suggestion needs them, so ``import bodi.baselines`` works withou
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import math
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 from torch import Tensor
 
+from bodi.adapters.configspace import from_configuration, make_configspace, to_configuration
+from bodi.diagnostics import quiet_logger
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.optimizers.random_search import sample_new_points
 from bodi.seeding import derive_seed
-from bodi.space import DTYPE, Categorical, SearchSpace, Value, row_keys
+from bodi.space import DTYPE
 
 #: SMAC's intensifier gives up after this many loops without a new trial (its default); we add
 #: one per told configuration, as it may need a loop to drop each from its queue.
 _INTENSIFIER_RETRIES = 16
-
-
-def host_choices(parameter: Categorical) -> list[Value]:
-    """The choices handed to a host library (ConfigSpace, Optuna): the user's own, or the
-    indices ``0..k-1`` when two of them compare equal there (e.g. ``1``, ``1.0`` and ``True``)."""
-    choices = list(parameter.choices)
-    return choices if len(set(choices)) == len(choices) else list(range(len(choices)))
-
-
-def replace_repeats(space: SearchSpace, X: Tensor, taken: Tensor) -> Tensor:
-    """In a fully discrete space, replace every row of ``X`` that repeats a row of ``taken`` or an
-    earlier row of ``X`` by a fresh uniform sample (never proposed before); else return ``X``."""
-    if not space.is_discrete or len(X) == 0:
-        return X
-    seen = set(row_keys(space, taken).tolist())
-    repeated = []
-    for i, key in enumerate(row_keys(space, X).tolist()):
-        if key in seen:
-            repeated.append(i)
-        seen.add(key)
-    if not repeated:
-        return X
-    X = X.clone()
-    X[repeated] = sample_new_points(space, len(repeated), torch.cat([taken, X]))
-    return X
-
-
-@contextlib.contextmanager
-def quiet_logger(name: str, level: int = logging.ERROR) -> Iterator[None]:
-    """Raise the level of logger ``name`` for the duration of a block (then restore it)."""
-    logger = logging.getLogger(name)
-    old = logger.level
-    logger.setLevel(max(level, old))
-    try:
-        yield
-    finally:
-        logger.setLevel(old)
-
-
-def make_configspace(space: SearchSpace, seed: int | None = None) -> Any:
-    """The ConfigSpace ``ConfigurationSpace`` of a bodi space.
-
-    Binary -> categorical ``[False, True]``; Categorical -> categorical over the choices (see
-    :func:`host_choices`); Continuous -> ``UniformFloatHyperparameter`` (``log`` kept); Integer ->
-    ``UniformIntegerHyperparameter``. Categorical vector values are then exactly bodi's encoding.
-    """
-    from ConfigSpace import (
-        CategoricalHyperparameter,
-        ConfigurationSpace,
-        UniformFloatHyperparameter,
-        UniformIntegerHyperparameter,
-    )
-
-    hyperparameters = []
-    for p in space.parameters:
-        if p.kind == "binary":
-            hyperparameters.append(CategoricalHyperparameter(p.name, [False, True]))
-        elif p.kind == "categorical":
-            hyperparameters.append(CategoricalHyperparameter(p.name, host_choices(p)))
-        elif p.kind == "continuous":
-            hyperparameters.append(UniformFloatHyperparameter(p.name, p.low, p.high, log=p.log))
-        else:
-            hyperparameters.append(UniformIntegerHyperparameter(p.name, p.low, p.high))
-    configspace = ConfigurationSpace(seed=seed)
-    configspace.add(hyperparameters)
-    return configspace
-
-
-def to_configuration(configspace: Any, space: SearchSpace, x: Tensor) -> Any:
-    """The ConfigSpace ``Configuration`` of one encoded bodi row."""
-    from ConfigSpace import Configuration
-
-    vector = np.zeros(space.dim)
-    for p, value in zip(space.parameters, x.tolist(), strict=True):
-        j = configspace.index_of[p.name]
-        if p.kind in ("binary", "categorical"):
-            vector[j] = round(value)
-        else:
-            vector[j] = float(configspace[p.name].to_vector(p.decode(value)))
-    return Configuration(configspace, vector=vector)
-
-
-def from_configuration(configspace: Any, space: SearchSpace, config: Any) -> list[float]:
-    """The encoded bodi row of a ConfigSpace ``Configuration``."""
-    vector = config.get_array()
-    row = []
-    for p in space.parameters:
-        if p.kind in ("binary", "categorical"):
-            row.append(float(vector[configspace.index_of[p.name]]))
-        elif p.kind == "continuous":
-            row.append(p.encode(min(max(float(config[p.name]), p.low), p.high)))
-        else:
-            row.append(p.encode(min(max(round(config[p.name]), p.low), p.high)))
-    return row
 
 
 def _hash_independent(maximizer: Any) -> Any:
@@ -176,10 +80,8 @@ class SMAC(ModelBasedOptimizer):
     fully discrete space, it is replaced by a uniform sample that was never proposed. Until a
     first value is known, points are drawn uniformly.
 
-    Args:
-        space, seed, direction, storage, study_name, on_pending: see
-            :class:`bodi.optimizers.Optimizer`.
-        n_init: size of the shared initial design (``0``: none).
+    ``n_init`` is the size of the shared initial design (``0``: none); the other arguments are
+    those of :class:`bodi.optimizers.Optimizer`.
     """
 
     def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
@@ -187,7 +89,7 @@ class SMAC(ModelBasedOptimizer):
         if len(points) < q:  # SMAC gave up (e.g. a nearly exhausted discrete space)
             more = sample_new_points(self.space, q - len(points), torch.cat([taken, points]))
             points = torch.cat([points, more])
-        return replace_repeats(self.space, points, taken)
+        return points  # a repeat is replaced by the base class, as for every optimizer
 
     def _smac_points(self, q: int, design: Tensor) -> Tensor:
         """Up to ``q`` points asked from a SMAC facade told the whole history."""

@@ -6,76 +6,18 @@ needs it, so ``import bodi.baselines`` works without it.
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from torch import Tensor
 
-from bodi.baselines.smac3 import host_choices, quiet_logger, replace_repeats
+from bodi.adapters.optuna import from_optuna_params, make_distributions, to_optuna_params
+from bodi.diagnostics import quiet_logger
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.seeding import derive_seed
-from bodi.space import DTYPE, SearchSpace, Value, row_keys
+from bodi.space import DTYPE, row_keys
 
 #: in a fully discrete space, how often a repeated proposal is asked again before it is replaced
 #: by a uniform sample
 ASK_RETRIES = 10
-
-
-def make_distributions(space: SearchSpace) -> dict[str, Any]:
-    """Optuna distributions of a bodi space.
-
-    Binary -> ``CategoricalDistribution([False, True])``; Categorical -> categorical over the
-    choices (see :func:`bodi.baselines.smac3.host_choices`); Continuous -> ``FloatDistribution``
-    (``log`` kept); Integer -> ``IntDistribution``. Categorical internal values are then exactly
-    bodi's encoding.
-    """
-    from optuna.distributions import (
-        CategoricalDistribution,
-        FloatDistribution,
-        IntDistribution,
-    )
-
-    distributions: dict[str, Any] = {}
-    for p in space.parameters:
-        if p.kind == "binary":
-            distributions[p.name] = CategoricalDistribution([False, True])
-        elif p.kind == "categorical":
-            distributions[p.name] = CategoricalDistribution(host_choices(p))
-        elif p.kind == "continuous":
-            distributions[p.name] = FloatDistribution(p.low, p.high, log=p.log)
-        else:
-            distributions[p.name] = IntDistribution(p.low, p.high)
-    return distributions
-
-
-def to_optuna_params(
-    space: SearchSpace, distributions: dict[str, Any], x: Tensor
-) -> dict[str, Value]:
-    """Optuna parameter values of one encoded bodi row."""
-    params: dict[str, Value] = {}
-    for p, value in zip(space.parameters, x.tolist(), strict=True):
-        dist = distributions[p.name]
-        if p.kind in ("binary", "categorical"):
-            params[p.name] = dist.to_external_repr(round(value))
-        else:
-            params[p.name] = p.decode(value)
-    return params
-
-
-def from_optuna_params(
-    space: SearchSpace, distributions: dict[str, Any], params: dict[str, Any]
-) -> list[float]:
-    """The encoded bodi row of Optuna parameter values."""
-    row = []
-    for p in space.parameters:
-        value = params[p.name]
-        if p.kind in ("binary", "categorical"):
-            row.append(float(distributions[p.name].to_internal_repr(value)))
-        elif p.kind == "continuous":
-            row.append(p.encode(min(max(float(value), p.low), p.high)))
-        else:
-            row.append(p.encode(min(max(round(value), p.low), p.high)))
-    return row
 
 
 class TPE(ModelBasedOptimizer):
@@ -106,14 +48,13 @@ class TPE(ModelBasedOptimizer):
     such a proposal is left running (the constant liar then steers away from it) and asked again,
     up to :data:`ASK_RETRIES` times, and then replaced by a uniform sample never proposed before.
 
-    Args:
-        space, seed, direction, storage, study_name, on_pending: see
-            :class:`bodi.optimizers.Optimizer`.
-        n_init: size of the shared initial design (``0``: none).
+    ``n_init`` is the size of the shared initial design (``0``: none); the other arguments are
+    those of :class:`bodi.optimizers.Optimizer`.
     """
 
     def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
-        return replace_repeats(self.space, self._tpe_points(q, design, taken), taken)
+        # a repeat is replaced by the base class, as for every optimizer
+        return self._tpe_points(q, design, taken)
 
     def _tpe_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
         """``q`` points asked from an Optuna study that holds the whole history."""

@@ -1,5 +1,15 @@
 """Benchmark results in SQLite: one row per evaluation, written by the driver as it completes.
 
+Why this is not a :mod:`bodi.storage` study file: a study stores the state of one optimizer
+that workers share (pending trials claimed in transactions, heartbeats, attempts, the
+settings needed to rebuild it). A benchmark run has none of that: one driver writes finished
+evaluations of many (problem, method, seed) tasks, each step rebuilds a fresh optimizer from
+the task's history, and what it must keep is what reports need (the best value so far, the
+seconds of suggestion and of evaluation, the budget and the known optimum). The two share the
+rules that matter (SQLite, WAL, one transaction per finished evaluation, nothing lost at a
+kill) but not the schema; the results databases committed under ``results/`` and ``docs/``
+are in this format.
+
 Schema (``<out>/results.db``, WAL mode, one transaction per evaluation):
 
 - ``tasks(problem, method, seed, direction, optimal_value, budget, n_init)``

@@ -50,7 +50,7 @@ import numpy as np
 from ax.adapter.registry import Generators
 from ax.core.data import Data
 from ax.core.experiment import Experiment
-from ax.core.parameter import ChoiceParameter, FixedParameter, ParameterType, RangeParameter
+from ax.core.parameter import FixedParameter
 from ax.core.trial_status import TrialStatus
 from ax.exceptions.core import UnsupportedError
 from ax.generation_strategy.external_generation_node import ExternalGenerationNode
@@ -59,20 +59,12 @@ from ax.generation_strategy.generation_strategy import GenerationStrategy
 from ax.generation_strategy.generator_spec import GeneratorSpec
 from ax.generation_strategy.transition_criterion import MinTrials
 
-from bodi.integrations._common import (
-    BinaryCodec,
-    ChoiceCodec,
-    Codec,
-    FloatCodec,
-    GridCodec,
-    LogIntCodec,
-    check_bodi_options,
-    propose,
-    to_bodi,
-)
+from bodi.adapters.ax import codec_for
+from bodi.adapters.codecs import Codec, to_bodi
+from bodi.integrations._common import check_bodi_options, propose
 from bodi.seeding import derive_seed
 
-__all__ = ["BODiGenerationNode", "bodi_generation_strategy", "codec_for"]
+__all__ = ["BODiGenerationNode", "bodi_generation_strategy"]
 
 _PENDING = (TrialStatus.CANDIDATE, TrialStatus.STAGED, TrialStatus.RUNNING)
 _FAILED = (TrialStatus.FAILED, TrialStatus.ABANDONED)
@@ -82,31 +74,6 @@ _OBSERVED = (TrialStatus.COMPLETED, TrialStatus.EARLY_STOPPED)
 def _plain(value: Any) -> Any:
     """NumPy scalars (e.g. from ``step_size`` grids) as Python numbers."""
     return value.item() if isinstance(value, np.generic) else value
-
-
-def codec_for(parameter: Any) -> Codec:
-    """The bodi parameter (and value conversion) for one Ax parameter."""
-    name = parameter.name
-    if isinstance(parameter, ChoiceParameter):
-        if getattr(parameter, "is_hierarchical", False):
-            raise UnsupportedError(f"BODi: hierarchical parameter {name!r} is not supported")
-        values = list(parameter.values)
-        if parameter.parameter_type == ParameterType.BOOL and sorted(values) == [False, True]:
-            return BinaryCodec(name)
-        if parameter.is_ordered and len(values) > 2:  # Ax calls every 2-value choice ordered
-            return GridCodec(name, values=values)
-        return ChoiceCodec(name, values)
-    if isinstance(parameter, RangeParameter):
-        low, high = parameter.lower, parameter.upper
-        if parameter.parameter_type == ParameterType.INT:
-            if parameter.log_scale:
-                return LogIntCodec(name, int(low), int(high))
-            return GridCodec(name, low=int(low), count=int(high) - int(low) + 1)
-        return FloatCodec(name, float(low), float(high), log=parameter.log_scale,
-                          digits=parameter.digits)
-    raise UnsupportedError(
-        f"BODi: parameter {name!r} of type {type(parameter).__name__} is not supported"
-    )
 
 
 class BODiGenerationNode(ExternalGenerationNode):

@@ -14,7 +14,7 @@ How a suggestion is made (``sample_relative``):
 * Until ``n_startup_trials`` trials are COMPLETE the sampler returns ``{}``, so every parameter
   comes from the independent sampler (random sampling).
 * Otherwise a fresh :class:`~bodi.optimizers.bo.BODi` (without its own initial design) is built
-  on the mapped space (see :mod:`bodi.integrations._common` for the mapping of each
+  on the mapped space (see :mod:`bodi.adapters.codecs` for the mapping of each
   distribution) and told the whole study, read from the storage at every call:
 
   - COMPLETE trials with their value;
@@ -63,59 +63,22 @@ from typing import Any
 import numpy as np
 from optuna.distributions import (
     BaseDistribution,
-    CategoricalDistribution,
-    FloatDistribution,
-    IntDistribution,
 )
 from optuna.samplers import BaseSampler, RandomSampler
 from optuna.search_space import intersection_search_space
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-from bodi.integrations._common import (
-    BinaryCodec,
-    ChoiceCodec,
-    Codec,
-    FloatCodec,
-    GridCodec,
-    LogIntCodec,
-    check_bodi_options,
-    propose,
-    to_bodi,
-)
+from bodi.adapters.codecs import Codec, to_bodi
+from bodi.adapters.optuna import codec_for
+from bodi.integrations._common import check_bodi_options, propose
 from bodi.seeding import derive_seed
 
-__all__ = ["BODiSampler", "codec_for"]
+__all__ = ["BODiSampler"]
 
 PARAMS_KEY = "bodi:params"
 _CHUNK = 2045  # RDB storages keep at most 2045 characters per system attribute value
 MAX_ATTEMPTS = 3  # proposals per trial when a concurrent process stored the same one
-
-
-def codec_for(name: str, distribution: BaseDistribution) -> Codec | None:
-    """The bodi parameter (and value conversion) for one Optuna distribution.
-
-    ``None`` for single-valued distributions (nothing to optimize) and unknown types.
-    """
-    if distribution.single():
-        return None
-    if isinstance(distribution, CategoricalDistribution):
-        choices = tuple(distribution.choices)
-        if len(choices) == 2 and all(type(c) is bool for c in choices) and choices[0] != choices[1]:
-            return BinaryCodec(name)
-        return ChoiceCodec(name, choices)
-    if isinstance(distribution, IntDistribution):
-        if distribution.log:
-            return LogIntCodec(name, distribution.low, distribution.high)
-        count = (distribution.high - distribution.low) // distribution.step + 1
-        return GridCodec(name, low=distribution.low, step=distribution.step, count=count)
-    if isinstance(distribution, FloatDistribution):
-        if distribution.step is not None:
-            count = round((distribution.high - distribution.low) / distribution.step) + 1
-            return GridCodec(name, low=distribution.low, step=distribution.step, count=count,
-                             integer=False)
-        return FloatCodec(name, distribution.low, distribution.high, log=distribution.log)
-    return None
 
 
 def _check_single_objective(study: Study) -> None:

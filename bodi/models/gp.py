@@ -175,7 +175,7 @@ def fit_model(model: SingleTaskGP, maxiter: int | None = FIT_MAXITER) -> SingleT
     Uses ``fit_gpytorch_mll`` (L-BFGS-B) with at most ``maxiter`` iterations (``None``: scipy's
     default). With ``m = 128`` ARD lengthscales most of them sit in flat directions of the
     likelihood, and L-BFGS-B spends >1000 evaluations crawling along them; the cap keeps a fit
-    well under a second (see README, "Speed").
+    well under a second (see docs/speed.md).
     """
     mll = ExactMarginalLogLikelihood(model.likelihood, model)
     kwargs = {} if maxiter is None else {"optimizer_kwargs": {"options": {"maxiter": maxiter}}}

@@ -210,10 +210,15 @@ class BODi(GPOptimizer):
     ``BODi(space, dictionary_reference="none", trust_region=False)`` is the paper's BODi
     (the ``bodi-paper`` method of ``bodi bench``).
 
+    ``seed`` (every random choice: design, dictionaries, acquisition starts, derives from it),
+    ``direction`` and the persistence options ``storage``, ``study_name`` and ``on_pending`` are
+    those of :class:`bodi.optimizers.Optimizer`. ``n_init``, ``acquisition``, ``num_restarts``,
+    ``raw_samples``, ``acquisition_optimizer``, ``acquisition_options`` and ``ucb_beta`` are
+    those of :class:`GPOptimizer` (the authors used 20 restarts; 10 gave the same results at a
+    fraction of the time in our measurement, see the documentation's "Design choices").
+
     Args:
         space: the search space.
-        seed: every random choice (design, dictionaries, acquisition starts) derives from it.
-        direction: ``"minimize"`` or ``"maximize"``.
         dictionary_size: ``m``, the number of dictionary rows (paper default 128).
         dictionary: ``"diverse"`` (default), ``"wavelet"``, ``"naive"`` or ``"gaussian"``.
         new_dictionary_every_iteration: draw a fresh dictionary per suggestion (paper default);
@@ -227,13 +232,8 @@ class BODi(GPOptimizer):
             incumbent for the acquisition search: ``True`` (default, unless
             ``acquisition_optimizer="botorch"``), ``False``, a :class:`TrustRegionSettings` or
             a dict of its fields; see :class:`GPOptimizer`.
-        n_init, acquisition, num_restarts, raw_samples, acquisition_optimizer,
-            acquisition_options, ucb_beta: see :class:`GPOptimizer` (the authors
-            used 20 restarts; 10 gave the same results at a fraction of the time in our
-            measurement, see README "Design choices").
-        storage, study_name, on_pending: persistence, see :class:`bodi.optimizers.Optimizer`.
 
-    Example:
+    Examples:
         >>> opt = BODi(space, seed=0)
         >>> x = opt.ask()
         >>> opt.tell(x, f(x))

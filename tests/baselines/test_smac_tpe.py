@@ -9,17 +9,17 @@ import pytest
 import torch
 
 from bodi.acquisition import SearchSpaceExhaustedError
-from bodi.baselines import SMAC, TPE
-from bodi.baselines.smac3 import (
+from bodi.adapters.configspace import (
     from_configuration,
     make_configspace,
     to_configuration,
 )
-from bodi.baselines.tpe import (
+from bodi.adapters.optuna import (
     from_optuna_params,
     make_distributions,
     to_optuna_params,
 )
+from bodi.baselines import SMAC, TPE
 from bodi.benchmarks.planted import planted_binary, planted_categorical
 from bodi.initial_design import initial_design
 from bodi.optimizers import ModelBasedOptimizer

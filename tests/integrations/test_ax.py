@@ -16,18 +16,15 @@ from ax.core.parameter import (
 )
 from ax.exceptions.core import UnsupportedError
 
-from bodi.integrations._common import (
+from bodi.adapters.ax import codec_for
+from bodi.adapters.codecs import (
     BinaryCodec,
     ChoiceCodec,
     FloatCodec,
     GridCodec,
     LogIntCodec,
 )
-from bodi.integrations.ax import (
-    BODiGenerationNode,
-    bodi_generation_strategy,
-    codec_for,
-)
+from bodi.integrations.ax import BODiGenerationNode, bodi_generation_strategy
 
 logging.getLogger("ax").setLevel(logging.WARNING)
 pytestmark = [
