@@ -271,9 +271,7 @@ def row_keys(space: SearchSpace, X: Tensor) -> Tensor:
     collide with probability about ``2^-64``.
     """
     X = X.to(DTYPE)
-    scale = torch.tensor(
-        [p.high - p.low if p.kind == "integer" else 1 for p in space.parameters], dtype=DTYPE
-    )
+    scale = torch.where(space._integer_steps > 0, space._integer_steps, 1.0)
     codes = (X * scale).round().long()
     continuous = space.continuous_dims
     if continuous:
@@ -316,6 +314,10 @@ class SearchSpace:
 
     parameters: tuple[Parameter, ...]
     _index: dict[str, int] = field(init=False, repr=False, compare=False)
+    #: per column: the encoding's upper bound, and the grid steps of an integer column
+    #: (``high - low``; 0 elsewhere); computed once, used by the vectorized methods
+    _upper: Tensor = field(init=False, repr=False, compare=False)
+    _integer_steps: Tensor = field(init=False, repr=False, compare=False)
 
     def __init__(self, parameters: Iterable[Parameter]) -> None:
         if isinstance(parameters, Mapping | str):
@@ -334,6 +336,10 @@ class SearchSpace:
             seen.add(p.name)
         object.__setattr__(self, "parameters", parameters)
         object.__setattr__(self, "_index", {p.name: i for i, p in enumerate(parameters)})
+        upper = [p.cardinality - 1 if p.kind == "categorical" else 1.0 for p in parameters]
+        steps = [p.high - p.low if p.kind == "integer" else 0 for p in parameters]
+        object.__setattr__(self, "_upper", torch.tensor(upper, dtype=DTYPE))
+        object.__setattr__(self, "_integer_steps", torch.tensor(steps, dtype=DTYPE))
 
     # ----------------------------------------------------------------- structure
     def __len__(self) -> int:
@@ -405,10 +411,7 @@ class SearchSpace:
     @property
     def bounds(self) -> Tensor:
         """``2 x dim`` bounds of the encoding."""
-        upper = [
-            p.cardinality - 1 if p.kind == "categorical" else 1.0 for p in self.parameters
-        ]
-        return torch.tensor([[0.0] * self.dim, upper], dtype=DTYPE)
+        return torch.stack([torch.zeros_like(self._upper), self._upper])
 
     # ------------------------------------------------------------------ encoding
     def encode(self, configs: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Tensor:
@@ -450,26 +453,27 @@ class SearchSpace:
 
     def round(self, X: Tensor) -> Tensor:
         """Snap encoded values onto the feasible set (binary/categorical/integer grids)."""
-        X = X.clone()
-        for i, p in enumerate(self.parameters):
-            col = X[..., i].clamp(0.0, float(self.bounds[1, i]))
-            if p.kind in ("binary", "categorical"):
-                col = col.round()
-            elif p.kind == "integer":
-                n = p.high - p.low
-                col = (col * n).round() / n
-            X[..., i] = col
+        X = torch.minimum(X.clamp(min=0.0), self._upper.to(X))
+        discrete = self.discrete_dims
+        if discrete:
+            X[..., discrete] = X[..., discrete].round()
+        integer = self.integer_dims
+        if integer:
+            n = self._integer_steps[integer].to(X)
+            X[..., integer] = (X[..., integer] * n).round() / n
         return X
 
     def sample(self, n: int, generator: torch.Generator | None = None) -> Tensor:
         """Draw ``n`` configurations uniformly at random: an ``n x dim`` tensor."""
-        u = torch.rand(n, self.dim, generator=generator, dtype=DTYPE)
-        X = u.clone()
-        for i, p in enumerate(self.parameters):
-            if p.kind in ("binary", "categorical", "integer"):
-                k = p.cardinality
-                idx = (u[:, i] * k).floor().clamp(max=k - 1)
-                X[:, i] = idx / (k - 1) if p.kind == "integer" else idx
+        X = torch.rand(n, self.dim, generator=generator, dtype=DTYPE)
+        discrete = self.discrete_dims
+        if discrete:
+            k = self._upper[discrete] + 1
+            X[:, discrete] = torch.minimum((X[:, discrete] * k).floor(), k - 1)
+        integer = self.integer_dims
+        if integer:
+            steps = self._integer_steps[integer]
+            X[:, integer] = torch.minimum((X[:, integer] * (steps + 1)).floor(), steps) / steps
         return X
 
     def contains(self, X: Tensor) -> Tensor:
