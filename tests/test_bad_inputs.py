@@ -1,9 +1,11 @@
 """Every bad input gets a clear answer: out-of-range values, huge values, bad options,
 interrupts, objective files named like standard modules, numerical warnings."""
 
+import contextlib
 import json
 import logging
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -81,6 +83,15 @@ def f(params):
 """
 
 
+def _stored_trials(db) -> int:
+    """Trials in the study file so far (0 while it is being created), read without locking."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+            return con.execute("SELECT COUNT(*) FROM trials").fetchone()[0]
+    except sqlite3.Error:  # no file yet, or no table yet
+        return 0
+
+
 @pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"),
                                              (signal.SIGTERM, 143, "terminated")])
 def test_an_interrupted_run_ends_with_one_line_saying_how_to_resume(tmp_path, sig, code, word):
@@ -93,10 +104,11 @@ def test_an_interrupted_run_ends_with_one_line_saying_how_to_resume(tmp_path, si
          "--space", str(tmp_path / "space.json"), "--budget", "200", "--storage", str(db),
          "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:  # wait until some trials are stored
-        if db.exists() and len(bodi.load_study(db).trials) >= 3:
-            break
+    deadline = time.monotonic() + 600  # generous: a loaded machine may start slowly
+    while _stored_trials(db) < 3:  # signal only once the run is well under way
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"the run stored fewer than 3 trials: {proc.communicate()[1]}")
         time.sleep(0.1)
     proc.send_signal(sig)
     _out, err = proc.communicate(timeout=60)

@@ -119,7 +119,8 @@ def _run(client: Client, trials: int, batch: int = 1) -> None:
 def test_an_ax_experiment_runs_20_trials_with_the_bodi_node():
     client = make_client()
     client.set_generation_strategy(bodi_generation_strategy(n_init=8, seed=0,
-                                                            dictionary_size=32))
+                                                            dictionary_size=32, num_restarts=4,
+                                                            raw_samples=256))
     _run(client, 8)
     _run(client, 12, batch=2)  # two at a time: the first is pending for the second
     trials = list(client._experiment.trials.values())
@@ -143,7 +144,8 @@ def test_same_seed_gives_the_same_trials():
     def run():
         client = make_client()
         client.set_generation_strategy(bodi_generation_strategy(n_init=4, seed=1,
-                                                                dictionary_size=32))
+                                                                dictionary_size=32, num_restarts=4,
+                                                                raw_samples=256))
         _run(client, 6)
         return [t.arm.parameters for t in client._experiment.trials.values()]
 
