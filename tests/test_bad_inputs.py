@@ -103,6 +103,10 @@ def test_an_interrupted_run_ends_with_one_line_saying_how_to_resume(tmp_path, si
         [sys.executable, "-m", "bodi", "run", "--objective", f"{tmp_path}/objective.py:f",
          "--space", str(tmp_path / "space.json"), "--budget", "200", "--storage", str(db),
          "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # a process started in the background of a non-interactive shell (CI, nohup ... &)
+        # inherits an ignored SIGINT, and Python then installs no KeyboardInterrupt handler;
+        # start the run as a terminal would, with the default disposition
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 600  # generous: a loaded machine may start slowly
     while _stored_trials(db) < 3:  # signal only once the run is well under way

@@ -10,7 +10,9 @@ from bodi.extras import MissingExtraError, require
 
 
 def test_require_names_the_extra(monkeypatch):
-    monkeypatch.setitem(sys.modules, "rich", None)  # as if rich were not installed
+    # as if rich were not installed (the submodule too: an earlier test may have imported it)
+    monkeypatch.setitem(sys.modules, "rich", None)
+    monkeypatch.setitem(sys.modules, "rich.progress", None)
     with pytest.raises(MissingExtraError, match=r"needs the 'progress' extra.*bodi\[progress\]"):
         require("rich.progress", "the progress bar", "progress")
 
