@@ -88,6 +88,7 @@ def _bench(args: argparse.Namespace) -> int:
         expand_seeds(args.seeds),
         budget=args.budget, n_init=args.n_init, out=args.out, scheduler=args.scheduler,
         n_workers=args.workers, wcnf=args.wcnf, csv=args.csv, progress=not args.quiet,
+        device=args.device,
     )
     store.close()
     print(f"finished in {time.perf_counter() - start:.0f} s; results in {args.out}/results.db")
@@ -217,6 +218,7 @@ def _run(args: argparse.Namespace) -> int:
             n_workers=args.workers, executor=executor, timeout=args.timeout, storage=storage,
             study_name=args.study_name, n_init=args.n_init, progress=not args.quiet,
             max_consecutive_failures=args.max_failures, max_attempts=args.max_attempts,
+            device=args.device, dtype=args.dtype,
         )
     finally:
         if executor is not None and not isinstance(executor, str):
@@ -302,6 +304,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--csv", default=None, help="slice localization CSV for svm53")
     bench.add_argument("--no-plot", action="store_true", help="skip the figure and the table")
     bench.add_argument("--quiet", action="store_true", help="no progress bars")
+    bench.add_argument("--device", default=None,
+                       help="where the GP methods' models compute: cpu (default) or cuda")
     bench.set_defaults(handler=_bench)
 
     plot = sub.add_parser("plot", help="convergence figure of results directories")
@@ -335,6 +339,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", action="store_true",
                      help="continue an existing study (also: join other workers running it)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--device", default=None,
+                     help="where the model computes: cpu (default) or cuda; not part of the "
+                          "study, so a study may resume on another device")
+    run.add_argument("--dtype", choices=["float64", "float32"], default="float64",
+                     help="the model's precision (stored with the study)")
     run.set_defaults(handler=_run)
 
     show = sub.add_parser("show", help="best trial and convergence plot of a stored study")

@@ -5,12 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from bodi.optimizers import Optimizer, optimizer_class
+from bodi.optimizers.registry import accepts_device
 from bodi.space import SearchSpace
 from bodi.storage import Storage, open_storage
 
 
 def load_study(
-    storage: str | Path | Storage, study_name: str | None = None, *, on_pending: str = "reissue"
+    storage: str | Path | Storage,
+    study_name: str | None = None,
+    *,
+    on_pending: str = "reissue",
+    device: str | None = None,
 ) -> Optimizer:
     """Rebuild the optimizer of a stored study, with all its trials, ready to ``ask``.
 
@@ -21,6 +26,8 @@ def load_study(
     Args:
         storage: a study file path or a :class:`bodi.storage.Storage`.
         study_name: which study; may be omitted when the storage holds exactly one.
+        device: where a GP optimizer's model computes (``"cuda"``; default the CPU). The device
+            is not part of a study: one run on a GPU continues on the CPU and vice versa.
     """
     if isinstance(storage, str | Path) and not Path(storage).is_file():
         raise ValueError(f"no study file at {storage}")
@@ -42,8 +49,12 @@ def load_study(
         raise ValueError(
             f"study {study_name!r} uses an unknown optimizer {record.optimizer!r}"
         ) from None
+    runtime = {} if device is None else {"device": device}
+    if runtime and not accepts_device(cls):
+        raise ValueError(f"study {study_name!r} runs {record.optimizer}, which has no model "
+                         "device; omit device")
     return cls(
         SearchSpace.from_dict(record.space), seed=record.seed, direction=record.direction,
         storage=store, study_name=study_name, on_pending=on_pending,
-        **cls.complete_settings(record.settings),
+        **cls.complete_settings(record.settings), **runtime,
     )

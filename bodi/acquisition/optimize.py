@@ -47,14 +47,17 @@ class AvoidPoints(AcquisitionFunction):
         acq_function: the acquisition function to wrap.
         avoid: ``k x dim`` points never to propose.
         X_baseline: ``b x dim`` centres for BoTorch's spray starting points (the incumbents).
+        X_pending: ``p x dim`` points under evaluation that ``acq_function`` accounts for
+            (BoTorch's greedy batch loop adds each new point to them).
     """
 
-    def __init__(self, acq_function: AcquisitionFunction, avoid: Tensor, X_baseline: Tensor):
+    def __init__(self, acq_function: AcquisitionFunction, avoid: Tensor, X_baseline: Tensor,
+                 X_pending: Tensor | None = None):
         super().__init__(model=acq_function.model)
         self.acq_function = acq_function
         self.avoid = avoid
         self.X_baseline = X_baseline
-        self.X_pending = getattr(acq_function, "X_pending", None)
+        self.X_pending = X_pending
 
     def set_X_pending(self, X_pending: Tensor | None = None) -> None:
         self.acq_function.set_X_pending(X_pending)
@@ -72,6 +75,33 @@ class AvoidPoints(AcquisitionFunction):
         return torch.where(bad, floor.expand_as(values), values)
 
 
+class OnModelDevice(AcquisitionFunction):
+    """Evaluate ``acq_function`` (whose model lives on another device or in another dtype) on
+    inputs from the search, which works in CPU ``float64`` (see :mod:`bodi.device`).
+
+    ``forward(X)`` moves ``X`` (``b x q x dim``) to the model's ``device`` and ``dtype`` and
+    returns the ``b`` values in ``X``'s device and dtype; both moves are differentiable, so
+    L-BFGS-B steps on continuous parameters work through it. ``set_X_pending`` passes pending
+    points on in the model's precision.
+    """
+
+    def __init__(self, acq_function: AcquisitionFunction, device: torch.device,
+                 dtype: torch.dtype):
+        super().__init__(model=acq_function.model)
+        self.acq_function = acq_function
+        self.model_tensor_kwargs = {"device": device, "dtype": dtype}
+        self.X_pending = None
+
+    def set_X_pending(self, X_pending: Tensor | None = None) -> None:
+        self.acq_function.set_X_pending(
+            None if X_pending is None else X_pending.to(**self.model_tensor_kwargs)
+        )
+        self.X_pending = X_pending
+
+    def forward(self, X: Tensor) -> Tensor:
+        return self.acq_function(X.to(**self.model_tensor_kwargs)).to(X)
+
+
 def optimize_acquisition(
     acq_function: AcquisitionFunction,
     space: SearchSpace,
@@ -84,6 +114,7 @@ def optimize_acquisition(
     method: str = "auto",
     options: dict[str, Any] | None = None,
     region: TrustRegion | None = None,
+    pending: Tensor | None = None,
 ) -> Tensor:
     """Maximize ``acq_function`` over ``space``; returns a ``q x dim`` tensor of new points.
 
@@ -102,6 +133,10 @@ def optimize_acquisition(
             discrete spaces or with a trust region, ``"botorch"`` otherwise.
         options: extra options for the chosen method.
         region: a trust region (``"local"`` only): nothing outside it is proposed.
+        pending: ``p x dim`` points under evaluation that ``acq_function`` already accounts
+            for. For ``q > 1`` each chosen point joins them (``set_X_pending``) before the next
+            is chosen. (BoTorch's incremental ``qLogNoisyExpectedImprovement`` folds its pending
+            points into its baseline and reports ``X_pending = None``, so they must be given.)
     """
     dim = space.dim
     avoid = torch.empty(0, dim, dtype=torch.float64) if avoid is None else avoid
@@ -122,10 +157,11 @@ def optimize_acquisition(
     if method == "local":
         return _optimize_local(
             acq_function, space, q, avoid, centres, num_restarts, raw_samples,
-            {**(options or {}), "region": region},
+            {**(options or {}), "region": region}, pending,
         )
     return _optimize_botorch(
-        acq_function, space, q, avoid, centres, num_restarts, raw_samples, options or {}
+        acq_function, space, q, avoid, centres, num_restarts, raw_samples, options or {},
+        pending,
     )
 
 
@@ -138,27 +174,31 @@ def _optimize_local(
     num_restarts: int,
     raw_samples: int,
     options: dict[str, Any],
+    base_pending: Tensor | None,
 ) -> Tensor:
-    base_pending = getattr(acq_function, "X_pending", None)
     chosen: list[Tensor] = []
-    for _ in range(q):
-        if chosen:
-            new = torch.stack(chosen)
-            acq_function.set_X_pending(
-                new if base_pending is None else torch.cat([base_pending, new])
+    changed = False
+    try:
+        for _ in range(q):
+            if chosen:
+                changed = True
+                new = torch.stack(chosen)
+                acq_function.set_X_pending(
+                    new if base_pending is None else torch.cat([base_pending, new])
+                )
+            x, _ = local_search(
+                acq_function,
+                space,
+                avoid=torch.cat([avoid, *[c.unsqueeze(0) for c in chosen]]),
+                incumbents=centres,
+                num_restarts=num_restarts,
+                raw_samples=raw_samples,
+                **options,
             )
-        x, _ = local_search(
-            acq_function,
-            space,
-            avoid=torch.cat([avoid, *[c.unsqueeze(0) for c in chosen]]),
-            incumbents=centres,
-            num_restarts=num_restarts,
-            raw_samples=raw_samples,
-            **options,
-        )
-        chosen.append(x)
-    if q > 1:
-        acq_function.set_X_pending(base_pending)
+            chosen.append(x)
+    finally:  # also when the search ran out of points half-way through the batch
+        if changed:
+            acq_function.set_X_pending(base_pending)
     return torch.stack(chosen)
 
 
@@ -171,9 +211,11 @@ def _optimize_botorch(
     num_restarts: int,
     raw_samples: int,
     options: dict[str, Any],
+    pending: Tensor | None,
 ) -> Tensor:
     wrapped = AvoidPoints(
-        acq_function, avoid if space.is_discrete else avoid[:0], centres[:NUM_SPRAY_CENTERS]
+        acq_function, avoid if space.is_discrete else avoid[:0], centres[:NUM_SPRAY_CENTERS],
+        pending,
     )
     discrete_dims: dict[int, list[float]] = {i: [0.0, 1.0] for i in space.binary_dims}
     for i in space.integer_dims:

@@ -42,6 +42,8 @@ class Task:
     n_init: int
     wcnf: str | None = None
     csv: str | None = None
+    #: where GP methods' models compute (not part of the results: a task resumes on any device)
+    device: str | None = None
 
 
 @lru_cache(maxsize=16)
@@ -75,7 +77,8 @@ def run_step(task: Task, history: Sequence[Evaluation]) -> list[Evaluation]:
         values, seconds = _evaluate(problem, configs)
         return [Evaluation(c, v, 0.0, seconds) for c, v in zip(configs, values, strict=True)]
     optimizer = make_optimizer(
-        task.method, space, seed=task.seed, direction=problem.direction, n_init=task.n_init
+        task.method, space, seed=task.seed, direction=problem.direction, n_init=task.n_init,
+        device=task.device,
     )
     for past in history:
         if past.value is None:
@@ -122,12 +125,14 @@ def run_benchmark(
     wcnf: str | None = None,
     csv: str | None = None,
     progress: bool = True,
+    device: str | None = None,
 ) -> ResultsStore:
     """Run every (problem, method, seed) task to ``budget`` evaluations; returns the store.
 
     Args:
         scheduler: address of an existing Dask scheduler; by default a ``LocalCluster`` with
             one single-threaded worker per core (``n_workers`` to override).
+        device: where the GP methods' models compute (e.g. ``"cuda"``; default the CPU).
     """
     if budget < 1 or n_init < 1 or n_init > budget:
         raise ValueError(f"need 1 <= n_init <= budget, got n_init={n_init}, budget={budget}")
@@ -136,8 +141,9 @@ def run_benchmark(
         problem = _problem(name, wcnf, csv)
         for method in methods:
             make_optimizer(method, problem.space, seed=0, direction=problem.direction,
-                           n_init=n_init)
-            tasks += [Task(name, method, int(s), budget, n_init, wcnf, csv) for s in seeds]
+                           n_init=n_init, device=device)
+            tasks += [Task(name, method, int(s), budget, n_init, wcnf, csv, device)
+                      for s in seeds]
     store = ResultsStore(out)
     for task in tasks:
         problem = _problem(task.problem, wcnf, csv)

@@ -27,6 +27,7 @@ from botorch.fit import fit_gpytorch_mll
 from botorch.models import SingleTaskGP
 from botorch.models.transforms.outcome import Standardize
 from botorch.posteriors import GPyTorchPosterior
+from gpytorch import settings as gpytorch_settings
 from gpytorch.constraints import GreaterThan
 from gpytorch.distributions import MultivariateNormal
 from gpytorch.kernels import Kernel, MaternKernel, ProductKernel
@@ -41,7 +42,6 @@ from bodi.hed.kernel import HammingEmbeddingKernel
 from bodi.space import SearchSpace
 
 FIT_MAXITER = 100
-MIN_VARIANCE = 1e-10  # GPyTorch's floor for float64 predictive variances
 
 
 def matern_with_dim_scaled_prior(
@@ -130,7 +130,8 @@ class HEDSingleTaskGP(SingleTaskGP):
         mean = self.mean_module(flat) + k_star @ alpha
         v = torch.linalg.solve_triangular(L, k_star.transpose(-1, -2), upper=False)
         prior_variance = self.covar_module(flat, diag=True)
-        variance = (prior_variance - v.pow(2).sum(-2)).clamp_min(MIN_VARIANCE)
+        floor = gpytorch_settings.min_variance.value(prior_variance.dtype)  # 1e-10 for float64
+        variance = (prior_variance - v.pow(2).sum(-2)).clamp_min(floor)
         batch = X.shape[:-2]
         mvn = MultivariateNormal(
             mean.reshape(*batch, 1), DiagLinearOperator(variance.reshape(*batch, 1))

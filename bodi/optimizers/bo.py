@@ -18,12 +18,14 @@ from torch import Tensor
 
 from bodi.acquisition import ACQUISITIONS, make_acquisition, optimize_acquisition
 from bodi.acquisition.local_search import SearchSpaceExhaustedError
+from bodi.acquisition.optimize import OnModelDevice
 from bodi.acquisition.trust_region import (
     TrustRegion,
     TrustRegionSettings,
     region_from_state,
     trust_region_state,
 )
+from bodi.device import dtype_name, model_tensor_kwargs
 from bodi.hed.dictionaries import DICTIONARY_KINDS, Dictionary, make_dictionary
 from bodi.models.gp import fit_model, make_hed_model
 from bodi.optimizers.model_based import ModelBasedOptimizer
@@ -51,6 +53,11 @@ class GPOptimizer(ModelBasedOptimizer):
         trust_region: ``False`` (search the whole space), ``True`` (CASMOPOLITAN's trust
             region with its default sizes), a :class:`TrustRegionSettings` or a dict of its
             fields.
+        device: where the model and the acquisition values are computed (``"cpu"``, the
+            default, or ``"cuda"``/``"cuda:1"``). Not stored with the study: a study run on a
+            GPU resumes on the CPU (:mod:`bodi.device`).
+        dtype: the model's precision, ``"float64"`` (default) or ``"float32"``; stored with
+            the study, since it changes the suggestions.
 
     Subclasses implement :meth:`make_model` and extend :meth:`settings`.
     """
@@ -71,6 +78,8 @@ class GPOptimizer(ModelBasedOptimizer):
         acquisition_options: dict[str, Any] | None = None,
         ucb_beta: float = 2.0,
         trust_region: bool | TrustRegionSettings | dict[str, Any] = False,
+        device: str | torch.device | None = None,
+        dtype: str | torch.dtype = "float64",
         storage: str | Path | Storage | None = None,
         study_name: str | None = None,
         on_pending: str = "reissue",
@@ -101,6 +110,7 @@ class GPOptimizer(ModelBasedOptimizer):
                              f"{trust_region!r}")
         if trust_region is not False and acquisition_optimizer == "botorch":
             raise ValueError("a trust region needs acquisition_optimizer 'auto' or 'local'")
+        self.tensor_kwargs = model_tensor_kwargs(device, dtype)
         self.acquisition = acquisition
         self.num_restarts = num_restarts
         self.raw_samples = raw_samples
@@ -127,7 +137,21 @@ class GPOptimizer(ModelBasedOptimizer):
             "acquisition_options": self.acquisition_options,
             "ucb_beta": self.ucb_beta,
             "trust_region": False if tr is None else dict(tr.__dict__),
+            "dtype": dtype_name(self.dtype),
         }
+
+    # studies stored before the dtype option existed ran in float64
+    legacy_settings: ClassVar[dict[str, Any]] = {"dtype": "float64"}
+
+    @property
+    def device(self) -> torch.device:
+        """Where the model computes (see :mod:`bodi.device`)."""
+        return self.tensor_kwargs["device"]
+
+    @property
+    def dtype(self) -> torch.dtype:
+        """The model's precision."""
+        return self.tensor_kwargs["dtype"]
 
     def make_model(self, train_X: Tensor, train_Y: Tensor) -> Model:
         """A fitted model of ``n x dim`` inputs and ``n x 1`` outcomes (larger is better)."""
@@ -145,13 +169,18 @@ class GPOptimizer(ModelBasedOptimizer):
         return region_from_state(self.space, state, X, Y)
 
     def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
-        X, Y = self.X_completed, squash_outcomes(self.Y_completed)
+        X, Y = self.X_completed, squash_outcomes(self.Y_completed, self.dtype)
         pending = torch.cat([self.X_pending, design])
-        self.model = model = self.make_model(X, Y)
+        tkwargs = self.tensor_kwargs
+        X_model, Y_model = X.to(**tkwargs), Y.to(**tkwargs)
+        self.model = model = self.make_model(X_model, Y_model)
         acq = make_acquisition(
-            self.acquisition, model, X, Y,
-            X_pending=pending if len(pending) else None, q=q, ucb_beta=self.ucb_beta,
+            self.acquisition, model, X_model, Y_model,
+            X_pending=pending.to(**tkwargs) if len(pending) else None, q=q,
+            ucb_beta=self.ucb_beta,
         )
+        if (self.device.type, self.dtype) != ("cpu", torch.float64):
+            acq = OnModelDevice(acq, **tkwargs)  # the search stays in CPU float64
         order = Y.squeeze(-1).argsort(descending=True)
         self.region = self.trust_region()
         kwargs = {
@@ -161,6 +190,7 @@ class GPOptimizer(ModelBasedOptimizer):
             "raw_samples": self.raw_samples,
             "method": self.acquisition_optimizer,
             "options": self.acquisition_options,
+            "pending": pending if len(pending) else None,
         }
         if self.region is not None:
             inside = self.region.contains(X[order])
@@ -173,18 +203,19 @@ class GPOptimizer(ModelBasedOptimizer):
         return optimize_acquisition(acq, self.space, incumbents=X[order], **kwargs)
 
 
-#: outcomes beyond this magnitude are squashed before modelling (see :func:`squash_outcomes`)
-SQUASH_ABOVE = 1e100
+#: outcomes beyond this magnitude are squashed before modelling in the model's precision
+#: (see :func:`squash_outcomes`)
+SQUASH_ABOVE = {torch.float64: 1e100, torch.float32: 1e15}
 
 
-def squash_outcomes(Y: Tensor) -> Tensor:
-    """``Y`` unchanged, unless some ``|y| > SQUASH_ABOVE``: then ``sign(y) log1p(|y|)``.
+def squash_outcomes(Y: Tensor, dtype: torch.dtype = torch.float64) -> Tensor:
+    """``Y`` unchanged, unless some ``|y| > SQUASH_ABOVE[dtype]``: then ``sign(y) log1p(|y|)``.
 
-    Standardizing values of 1e160 squares them past the float range, so without this a single
-    huge (finite) objective value would break every later fit. The transform is monotone, so
-    the incumbent and the ranking of the points are kept.
+    Standardizing values of 1e160 squares them past the float range (1e20 past float32's), so
+    without this a single huge (finite) objective value would break every later fit. The
+    transform is monotone, so the incumbent and the ranking of the points are kept.
     """
-    if Y.numel() == 0 or Y.abs().max() <= SQUASH_ABOVE:
+    if Y.numel() == 0 or Y.abs().max() <= SQUASH_ABOVE[dtype]:
         return Y
     return Y.sign() * Y.abs().log1p()
 
@@ -282,7 +313,7 @@ class BODi(GPOptimizer):
 
     # studies stored before these options existed ran the paper's configuration
     legacy_settings: ClassVar[dict[str, Any]] = {
-        "dictionary_reference": "none", "trust_region": False,
+        **GPOptimizer.legacy_settings, "dictionary_reference": "none", "trust_region": False,
     }
 
     def settings(self) -> dict[str, Any]:

@@ -114,20 +114,30 @@ def uses_initial_design(name: str) -> bool:
     return issubclass(optimizer_class(name), ModelBasedOptimizer)
 
 
+def accepts_device(cls: type[Optimizer]) -> bool:
+    """Whether the optimizer class takes ``device=`` (those with a GP model)."""
+    from bodi.optimizers.bo import GPOptimizer
+
+    return issubclass(cls, GPOptimizer)
+
+
 def make_optimizer(
     spec: str, space: SearchSpace, *, seed: int, direction: str, n_init: int | None = None,
-    **kwargs: Any,
+    device: str | None = None, **kwargs: Any,
 ) -> Optimizer:
     """A fresh optimizer for ``spec`` (validates the options by constructing it).
 
-    ``n_init`` is the initial design size of model-based methods (ignored by the others);
-    ``kwargs`` (e.g. ``storage=``) go to the class as they are.
+    ``n_init`` is the initial design size of model-based methods and ``device`` the model
+    device of GP methods (both ignored by the others); ``kwargs`` (e.g. ``storage=``) go to
+    the class as they are.
     """
     name, options = parse_method(spec)
     method = METHODS[name]
     options = {**method.options, **options}
     if n_init is not None and uses_initial_design(name):
         options.setdefault("n_init", n_init)
+    if device is not None and accepts_device(method.load()):
+        options.setdefault("device", device)
     try:
         return method.load()(space, seed=seed, direction=direction, **options, **kwargs)
     except TypeError as err:

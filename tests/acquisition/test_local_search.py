@@ -101,3 +101,34 @@ def test_local_search_interleaves_continuous_steps_in_mixed_spaces():
     assert x.shape == (1, 4)
     assert torch.equal(x[0, :2], target[:2])
     assert torch.allclose(x[0, 2:], target[2:], atol=1e-3)
+
+
+class RecordsPending(NegativeDistance):
+    """Like BoTorch's incremental qLogNEI, it reports no ``X_pending`` of its own."""
+
+    def __init__(self, target, scale):
+        super().__init__(target, scale)
+        self.calls = []
+
+    def set_X_pending(self, X_pending=None):
+        self.calls.append(None if X_pending is None else X_pending.clone())
+
+
+@pytest.mark.parametrize("method", ["local", "botorch"])
+def test_a_batch_keeps_the_given_pending_points_while_it_grows(method):
+    space = SPACE if method == "local" else SearchSpace(
+        [Binary("a"), Categorical("c", ["x", "y", "z"]), Continuous("u", 0, 1)]
+    )
+    target = space.sample(1, generator=torch.Generator().manual_seed(3))[0]
+    acq = RecordsPending(target, torch.ones(space.dim, dtype=torch.float64))
+    pending = space.sample(2, generator=torch.Generator().manual_seed(4))
+    torch.manual_seed(0)
+    X = optimize_acquisition(acq, space, q=3, pending=pending, method=method,
+                             num_restarts=2, raw_samples=32)
+    growing = [c for c in acq.calls if c is not None and len(c) > len(pending)]
+    # the pending points, then each new point (BoTorch's loop adds the last one too)
+    assert [len(c) for c in growing][:2] == [3, 4]
+    for calls in growing:
+        torch.testing.assert_close(calls[:2], pending)
+    torch.testing.assert_close(growing[1][2:], X[:2])
+    torch.testing.assert_close(acq.calls[-1], pending)  # left as it was given

@@ -34,17 +34,21 @@ def test_covariance_is_positive_semidefinite_and_depends_on_all_parameter_kinds(
             assert not torch.allclose(model.covar_module(Y).to_dense()[0, 1:], K[0, 1:])
 
 
-def test_flat_posterior_equals_singletaskgp_posterior():
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_flat_posterior_equals_singletaskgp_posterior(dtype):
     dictionary = make_dictionary("diverse", 24, MIXED.cardinalities, seed=5)
-    model = fit_model(make_hed_model(*_data(MIXED, n=20), MIXED, dictionary), maxiter=20)
-    X = MIXED.sample(40, generator=torch.Generator().manual_seed(6)).unsqueeze(-2)
+    train_X, train_Y = (t.to(dtype) for t in _data(MIXED, n=20))
+    model = fit_model(make_hed_model(train_X, train_Y, MIXED, dictionary), maxiter=20)
+    assert all(p.dtype == dtype for p in model.parameters())
+    assert all(b.dtype == dtype for b in model.buffers() if b.is_floating_point())
+    X = MIXED.sample(40, generator=torch.Generator().manual_seed(6)).to(dtype).unsqueeze(-2)
     with torch.no_grad():
         ours = model.posterior(X)
         reference = SingleTaskGP.posterior(model, X)
     assert ours.mean.shape == reference.mean.shape == (40, 1, 1)
     torch.testing.assert_close(ours.mean, reference.mean)
     torch.testing.assert_close(ours.variance, reference.variance)
-    batch = MIXED.sample(6, generator=torch.Generator().manual_seed(7)).view(3, 2, -1)
+    batch = MIXED.sample(6, generator=torch.Generator().manual_seed(7)).to(dtype).view(3, 2, -1)
     with torch.no_grad():  # q > 1 goes through the parent implementation
         torch.testing.assert_close(
             model.posterior(batch).mean, SingleTaskGP.posterior(model, batch).mean
