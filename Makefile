@@ -21,9 +21,10 @@ setup: $(STAMP)
 run: $(STAMP)
 	$(BIN)/bodi bench --out results
 
+# one thread per process: see tests/conftest.py for what a second thread costs under load
 test: $(STAMP)
 	$(BIN)/ruff check bodi tests benchmarks
-	$(BIN)/pytest -q --durations=15
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/pytest -q --durations=15
 
 lint: $(STAMP)
 	$(BIN)/ruff check bodi tests benchmarks

@@ -1,0 +1,10 @@
+"""Settings shared by every test."""
+
+import torch
+
+# One torch thread. The tests' models are small, so on an idle machine a second thread gains
+# nothing (tests/models, tests/hed and tests/test_device.py: 34 s with one thread, 33 s with
+# two). On a loaded machine two threads wait for each other: with a CPU burner and another test
+# run beside them, the same GP tests took 41 s with two threads and 6 s with one. `make test`
+# also sets OMP_NUM_THREADS=1 for the processes the tests start.
+torch.set_num_threads(1)
