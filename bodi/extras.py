@@ -6,7 +6,8 @@ rest is imported lazily, where it is used:
 - ``progress``: rich, for ``progress=True``;
 - ``plot``: matplotlib, for ``bodi show`` and ``bodi plot``;
 - ``dask``: distributed, for Dask executors and ``bodi run --scheduler``;
-- ``baselines``: smac, ConfigSpace and optuna, for the SMAC and TPE baselines;
+- ``baselines``: smac, ConfigSpace, optuna and nevergrad, for the SMAC, TPE and NGOpt
+  baselines;
 - ``bench``: all of the above, for ``bodi bench``, ``bodi report`` and ``bodi modelfit``;
 - ``optuna``: optuna, for :mod:`bodi.integrations.optuna`;
 - ``ax``: ax-platform, for :mod:`bodi.integrations.ax`.
@@ -25,6 +26,7 @@ EXTRA_OF = {
     "dask": "dask",
     "smac": "baselines",
     "ConfigSpace": "baselines",
+    "nevergrad": "baselines",
     "optuna": "optuna",
     "ax": "ax",
 }

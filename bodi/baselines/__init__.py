@@ -2,12 +2,14 @@
 
 GP baselines share BODi's loop (:class:`bodi.optimizers.bo.GPOptimizer`) and differ in the
 model: CASMOPOLITAN (overlap kernel + Hamming trust region), COMBO (diffusion kernel) and
-BoTorch's ``MixedSingleTaskGP``. SMAC and TPE drive the real ``smac`` and ``optuna`` packages.
+BoTorch's ``MixedSingleTaskGP``. SMAC, TPE and NGOpt drive the real ``smac``, ``optuna`` and
+``nevergrad`` packages.
 """
 
 from bodi.baselines.botorch_mixed import BoTorchMixed
 from bodi.baselines.casmopolitan import CASMOPOLITAN
 from bodi.baselines.combo import COMBO
+from bodi.baselines.ngopt import NGOpt
 from bodi.baselines.smac3 import SMAC
 from bodi.baselines.tpe import TPE
 
@@ -17,4 +19,5 @@ __all__ = [
     "SMAC",
     "TPE",
     "BoTorchMixed",
+    "NGOpt",
 ]

@@ -76,11 +76,17 @@ def run_step(task: Task, history: Sequence[Evaluation]) -> list[Evaluation]:
         configs = space.decode(design)
         values, seconds = _evaluate(problem, configs)
         return [Evaluation(c, v, 0.0, seconds) for c, v in zip(configs, values, strict=True)]
-    optimizer = make_optimizer(
-        task.method, space, seed=task.seed, direction=problem.direction, n_init=task.n_init,
-        device=task.device,
-    )
-    for past in history:
+    optimizer, told = _LIVE.pop(task, None), 0
+    if optimizer is not None and len(optimizer.trials) <= len(history) and all(
+        t.params == h.params for t, h in zip(optimizer.trials, history, strict=False)
+    ):
+        told = sum(t.state != "pending" for t in optimizer.trials)
+    else:
+        optimizer = make_optimizer(
+            task.method, space, seed=task.seed, direction=problem.direction,
+            n_init=task.n_init, device=task.device, budget=task.budget,
+        )
+    for past in history[told:]:
         if past.value is None:
             optimizer.tell_failure(past.params, past.message or "failed")
         else:
@@ -95,7 +101,19 @@ def run_step(task: Task, history: Sequence[Evaluation]) -> list[Evaluation]:
     suggest_seconds = time.perf_counter() - start
     values, seconds = _evaluate(problem, [config])
     message = None if values[0] is not None else "evaluation failed or was not finite"
+    if getattr(optimizer, "keeps_state", False):
+        _LIVE[task] = optimizer
+        while len(_LIVE) > MAX_LIVE_OPTIMIZERS:
+            _LIVE.pop(next(iter(_LIVE)))
     return [Evaluation(config, values[0], suggest_seconds, seconds, message)]
+
+
+#: optimizers that keep state (``keeps_state``, e.g. NGOpt's live Nevergrad optimizer) are kept
+#: in the worker process between the steps of their task, so that a step does not replay the
+#: whole history; a step on another worker, or after a restart, rebuilds the optimizer from
+#: the history instead, with the same result
+_LIVE: dict[Task, Any] = {}
+MAX_LIVE_OPTIMIZERS = 16
 
 
 def expand_seeds(text: str) -> list[int]:
@@ -141,7 +159,7 @@ def run_benchmark(
         problem = _problem(name, wcnf, csv)
         for method in methods:
             make_optimizer(method, problem.space, seed=0, direction=problem.direction,
-                           n_init=n_init, device=device)
+                           n_init=n_init, device=device, budget=budget)
             tasks += [Task(name, method, int(s), budget, n_init, wcnf, csv, device)
                       for s in seeds]
     store = ResultsStore(out)

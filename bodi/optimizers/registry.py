@@ -62,6 +62,8 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("tpe", "bodi.baselines.tpe:TPE", "Optuna's multivariate TPE"),
     Method("botorch-mixed", "bodi.baselines.botorch_mixed:BoTorchMixed",
            "BoTorch's MixedSingleTaskGP with optimize_acqf_mixed_alternating"),
+    Method("ngopt", "bodi.baselines.ngopt:NGOpt",
+           "Nevergrad's NGOpt algorithm selector (the nevergrad package)"),
 )}
 ALIASES = {"m": "dictionary_size"}
 _SPEC = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*(?:\[(.*)\])?\s*$")
@@ -123,13 +125,14 @@ def accepts_device(cls: type[Optimizer]) -> bool:
 
 def make_optimizer(
     spec: str, space: SearchSpace, *, seed: int, direction: str, n_init: int | None = None,
-    device: str | None = None, **kwargs: Any,
+    device: str | None = None, budget: int | None = None, **kwargs: Any,
 ) -> Optimizer:
     """A fresh optimizer for ``spec`` (validates the options by constructing it).
 
-    ``n_init`` is the initial design size of model-based methods and ``device`` the model
-    device of GP methods (both ignored by the others); ``kwargs`` (e.g. ``storage=``) go to
-    the class as they are.
+    ``n_init`` is the initial design size of model-based methods, ``device`` the model device
+    of GP methods and ``budget`` the evaluations planned, for methods that plan with it
+    (``takes_budget``, e.g. NGOpt); each is ignored by the other methods. ``kwargs`` (e.g.
+    ``storage=``) go to the class as they are.
     """
     name, options = parse_method(spec)
     method = METHODS[name]
@@ -138,6 +141,8 @@ def make_optimizer(
         options.setdefault("n_init", n_init)
     if device is not None and accepts_device(method.load()):
         options.setdefault("device", device)
+    if budget is not None and getattr(method.load(), "takes_budget", False):
+        options.setdefault("budget", budget)
     try:
         return method.load()(space, seed=seed, direction=direction, **options, **kwargs)
     except TypeError as err:
