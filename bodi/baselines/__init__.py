@@ -3,9 +3,10 @@
 GP baselines share BODi's loop (:class:`bodi.optimizers.bo.GPOptimizer`) and differ in the
 model: CASMOPOLITAN (overlap kernel + Hamming trust region), COMBO (diffusion kernel) and
 BoTorch's ``MixedSingleTaskGP``. SMAC, TPE and NGOpt drive the real ``smac``, ``optuna`` and
-``nevergrad`` packages.
+``nevergrad`` packages; simulated annealing follows MCBO's.
 """
 
+from bodi.baselines.annealing import SimulatedAnnealing
 from bodi.baselines.botorch_mixed import BoTorchMixed
 from bodi.baselines.casmopolitan import CASMOPOLITAN
 from bodi.baselines.combo import COMBO
@@ -20,4 +21,5 @@ __all__ = [
     "TPE",
     "BoTorchMixed",
     "NGOpt",
+    "SimulatedAnnealing",
 ]

@@ -64,6 +64,8 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            "BoTorch's MixedSingleTaskGP with optimize_acqf_mixed_alternating"),
     Method("ngopt", "bodi.baselines.ngopt:NGOpt",
            "Nevergrad's NGOpt algorithm selector (the nevergrad package)"),
+    Method("sa", "bodi.baselines.annealing:SimulatedAnnealing",
+           "simulated annealing with MCBO's settings (Dreczkowski et al., 2023)"),
 )}
 ALIASES = {"m": "dictionary_size"}
 _SPEC = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*(?:\[(.*)\])?\s*$")
