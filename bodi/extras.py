@@ -6,8 +6,8 @@ rest is imported lazily, where it is used:
 - ``progress``: rich, for ``progress=True``;
 - ``plot``: matplotlib, for ``bodi show`` and ``bodi plot``;
 - ``dask``: distributed, for Dask executors and ``bodi run --scheduler``;
-- ``baselines``: smac, ConfigSpace, optuna and nevergrad, for the SMAC, TPE and NGOpt
-  baselines;
+- ``baselines``: smac, ConfigSpace, optuna, nevergrad and pymoo, for the SMAC, TPE, NGOpt
+  and GA baselines;
 - ``bench``: all of the above, for ``bodi bench``, ``bodi report`` and ``bodi modelfit``;
 - ``optuna``: optuna, for :mod:`bodi.integrations.optuna`;
 - ``ax``: ax-platform, for :mod:`bodi.integrations.ax`.
@@ -27,6 +27,7 @@ EXTRA_OF = {
     "smac": "baselines",
     "ConfigSpace": "baselines",
     "nevergrad": "baselines",
+    "pymoo": "baselines",
     "optuna": "optuna",
     "ax": "ax",
 }

@@ -66,6 +66,8 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            "Nevergrad's NGOpt algorithm selector (the nevergrad package)"),
     Method("sa", "bodi.baselines.annealing:SimulatedAnnealing",
            "simulated annealing with MCBO's settings (Dreczkowski et al., 2023)"),
+    Method("ga", "bodi.baselines.genetic:GeneticAlgorithm",
+           "pymoo's mixed-variable genetic algorithm with MCBO's settings"),
 )}
 ALIASES = {"m": "dictionary_size"}
 _SPEC = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*(?:\[(.*)\])?\s*$")
