@@ -1,6 +1,6 @@
 """Benchmark problems."""
 
-from bodi.benchmarks.ackley import ackley53
+from bodi.benchmarks.ackley import ackley, ackley53
 from bodi.benchmarks.base import Problem
 from bodi.benchmarks.labs import labs
 from bodi.benchmarks.maxsat import maxsat, maxsat60, random_maxsat, read_wcnf, write_wcnf
@@ -13,6 +13,7 @@ from bodi.benchmarks.svm import svm53
 __all__ = [
     "PROBLEMS",
     "Problem",
+    "ackley",
     "ackley53",
     "get_problem",
     "labs",

@@ -26,12 +26,14 @@ N_CONTINUOUS = 3
 NOISE_SCALE = 1e-6
 
 
-def ackley_mixed(X: Tensor) -> Tensor:
-    """Ackley53 of each row of an ``... x 53`` encoded tensor (50 bits, then 3 ``u`` in [0,1])."""
+def ackley_mixed(X: Tensor, n_continuous: int = N_CONTINUOUS) -> Tensor:
+    """Mixed Ackley of each row of an ``... x D`` encoded tensor: ``D - n_continuous`` bits,
+    then ``n_continuous`` values ``u`` in ``[0, 1]`` (Ackley53: ``D = 53``, 3 continuous)."""
     X = torch.as_tensor(X, dtype=DTYPE)
-    if X.shape[-1] != N_BINARY + N_CONTINUOUS:
-        raise ValueError(f"expected ... x {N_BINARY + N_CONTINUOUS} inputs, got {tuple(X.shape)}")
-    z = torch.cat([X[..., :N_BINARY], 2.0 * X[..., N_BINARY:] - 1.0], dim=-1)
+    n_binary = X.shape[-1] - n_continuous
+    if n_binary < 1:
+        raise ValueError(f"expected ... x D inputs with D > {n_continuous}, got {tuple(X.shape)}")
+    z = torch.cat([X[..., :n_binary], 2.0 * X[..., n_binary:] - 1.0], dim=-1)
     d = z.shape[-1]
     return (
         20.0
@@ -41,10 +43,16 @@ def ackley_mixed(X: Tensor) -> Tensor:
     )
 
 
-def ackley53(noise: bool = False, seed: int | None = 0) -> Problem:
-    """The paper's mixed Ackley problem (minimize, optimum 0 at ``x = 0``, ``u = 0.5``)."""
+def ackley(dim: int = N_BINARY + N_CONTINUOUS, noise: bool = False, seed: int | None = 0
+           ) -> Problem:
+    """Mixed Ackley with ``dim - 3`` binary and 3 continuous parameters, named ``ackley<dim>``
+    (minimize, optimum 0 at ``x = 0``, ``u = 0.5``); ``ackley(53)`` is the paper's Ackley53,
+    ``ackley(103)`` has 100 binary parameters."""
+    if isinstance(dim, bool) or not isinstance(dim, int) or dim <= N_CONTINUOUS:
+        raise ValueError(f"dim must be an integer > {N_CONTINUOUS}, got {dim!r}")
+    n_binary = dim - N_CONTINUOUS
     space = SearchSpace(
-        [Binary(f"x{i + 1}") for i in range(N_BINARY)]
+        [Binary(f"x{i + 1}") for i in range(n_binary)]
         + [Continuous(f"u{j + 1}", 0.0, 1.0) for j in range(N_CONTINUOUS)]
     )
     generator = as_generator(seed) if noise else None
@@ -57,6 +65,11 @@ def ackley53(noise: bool = False, seed: int | None = 0) -> Problem:
             )
         return value
 
-    optimum = {**{f"x{i + 1}": False for i in range(N_BINARY)},
+    optimum = {**{f"x{i + 1}": False for i in range(n_binary)},
                **{f"u{j + 1}": 0.5 for j in range(N_CONTINUOUS)}}
-    return Problem("ackley53", space, evaluate, "minimize", 0.0, optimum)
+    return Problem(f"ackley{dim}", space, evaluate, "minimize", 0.0, optimum)
+
+
+def ackley53(noise: bool = False, seed: int | None = 0) -> Problem:
+    """The paper's mixed Ackley problem (minimize, optimum 0 at ``x = 0``, ``u = 0.5``)."""
+    return ackley(N_BINARY + N_CONTINUOUS, noise, seed)

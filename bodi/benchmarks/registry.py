@@ -2,7 +2,8 @@
 
 Names: ``labs<N>`` (e.g. ``labs50``), ``maxsat60`` (needs the frb10-6-4.wcnf file: ``wcnf=``),
 ``maxsat-random<N>``, ``pest``, ``ackley53``, ``svm53`` (optional ``csv=``),
-``planted-binary<N>``, and any of these followed by ``-shifted``.
+``planted-binary<N>``, ``ackley<N>`` (``N - 3`` binary and 3 continuous parameters, e.g.
+``ackley103``), and any of these followed by ``-shifted``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from bodi.benchmarks.ackley import ackley53
+from bodi.benchmarks.ackley import ackley
 from bodi.benchmarks.base import Problem
 from bodi.benchmarks.labs import labs
 from bodi.benchmarks.maxsat import maxsat60, random_maxsat
@@ -25,12 +26,15 @@ PROBLEMS: tuple[str, ...] = (
     "labs50", "maxsat60", "pest", "ackley53", "svm53", "maxsat-random60", "planted-binary20",
 )
 #: Families with a size ``N``.
-PATTERNS: tuple[str, ...] = ("labs<N>", "maxsat-random<N>", "planted-binary<N>")
+PATTERNS: tuple[str, ...] = (
+    "labs<N>", "maxsat-random<N>", "planted-binary<N>", "ackley<N>",
+)
 
 _FAMILIES: dict[str, tuple[int, Callable[[int], Problem]]] = {
     "labs": (2, labs),
     "maxsat-random": (1, random_maxsat),
     "planted-binary": (1, planted_binary),
+    "ackley": (4, ackley),
 }
 
 
@@ -67,11 +71,9 @@ def _base_problem(base: str, name: str, wcnf, csv) -> Problem:
         return maxsat60(wcnf)
     if base == "pest":
         return pest()
-    if base == "ackley53":
-        return ackley53()
     if base == "svm53":
         return svm53(csv)
-    match = re.fullmatch(r"(labs|maxsat-random|planted-binary)(\d+)", base)
+    match = re.fullmatch(r"(labs|maxsat-random|planted-binary|ackley)(\d+)", base)
     if match:
         family, size = match.group(1), int(match.group(2))
         minimum, factory = _FAMILIES[family]

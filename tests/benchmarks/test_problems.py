@@ -357,6 +357,23 @@ def test_ackley53_optimum_and_values():
     assert bool(((noisy - values) >= 0).all()) and bool(((noisy - values) < 1e-6).all())
 
 
+def test_ackley_with_100_binary_parameters_and_its_shifted_twin():
+    problem = get_problem("ackley103")
+    assert problem.name == "ackley103" and problem.optimal_value == 0.0
+    assert len(problem.space.binary_dims) == 100 and len(problem.space.continuous_dims) == 3
+    assert abs(problem(problem.optimal_params)) < 1e-12
+    X = problem.space.sample(20, gen(7))
+    z = torch.cat([X[:, :100], 2 * X[:, 100:] - 1], dim=1)
+    expected = (20 + math.e - 20 * torch.exp(-0.2 * torch.sqrt((z**2).mean(1)))
+                - torch.exp(torch.cos(2 * math.pi * z).mean(1)))
+    assert torch.allclose(problem.evaluate_encoded(X), expected, atol=1e-12)
+    twin = get_problem("ackley103-shifted")
+    assert abs(twin(twin.optimal_params)) < 1e-12
+    assert twin.optimal_params != problem.optimal_params
+    with pytest.raises(ValueError, match="ackley"):
+        get_problem("ackley3")
+
+
 # ------------------------------------------------------------------------------------ shifted
 def shifted_problems() -> list[Problem]:
     problems = [labs(50), pest(), ackley53(), planted_mixed()]
