@@ -31,7 +31,9 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from bodi.space import Binary, Categorical, Continuous, Integer, Parameter
+from torch import Tensor
+
+from bodi.space import Binary, Categorical, Continuous, Integer, Parameter, SearchSpace
 
 GRID_TOLERANCE = 1e-8  # how far (in steps) a value may sit from a grid point and still match it
 
@@ -209,6 +211,35 @@ def to_bodi(codecs: Sequence[Codec], params: Mapping[str, Any]) -> dict[str, Any
 def from_bodi(codecs: Sequence[Codec], params: Mapping[str, Any]) -> dict[str, Any]:
     """bodi params as a host configuration."""
     return {codec.name: codec.from_bodi(params[codec.name]) for codec in codecs}
+
+
+def index_values(space: SearchSpace, x: Tensor) -> dict[str, Any]:
+    """One encoded row as plain values for libraries that take indices: binary and
+    categorical -> the index (``int``), integer -> the integer, continuous -> its encoded value
+    in ``[0, 1]`` (so ``log=True`` stays uniform in log space)."""
+    values: dict[str, Any] = {}
+    for p, v in zip(space.parameters, x.tolist(), strict=True):
+        if p.kind in ("binary", "categorical"):
+            values[p.name] = round(v)
+        elif p.kind == "integer":
+            values[p.name] = p.decode(v)
+        else:
+            values[p.name] = min(max(float(v), 0.0), 1.0)
+    return values
+
+
+def from_index_values(space: SearchSpace, values: Mapping[str, Any]) -> list[float]:
+    """The encoded row of :func:`index_values`-style values (indices may be bools)."""
+    row = []
+    for p in space.parameters:
+        v = values[p.name]
+        if p.kind in ("binary", "categorical"):
+            row.append(float(v))
+        elif p.kind == "integer":
+            row.append(p.encode(min(max(round(float(v)), p.low), p.high)))
+        else:
+            row.append(min(max(float(v), 0.0), 1.0))
+    return row
 
 
 def host_choices(parameter: Categorical) -> list[Any]:

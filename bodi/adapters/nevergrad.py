@@ -3,14 +3,14 @@
 Binary -> ``ng.p.Choice([0, 1])`` and Categorical -> ``ng.p.Choice`` over the choice indices
 (Nevergrad's unordered discrete variable), Integer -> ``ng.p.Scalar`` with integer casting over
 ``[low, high]``, Continuous -> ``ng.p.Scalar`` over the encoded ``[0, 1]`` (uniform in log space for
-``log=True``, as bodi encodes it). Nevergrad is imported inside the functions.
+``log=True``, as bodi encodes it). Values convert both ways with
+:func:`bodi.adapters.codecs.index_values` and :func:`~bodi.adapters.codecs.from_index_values`.
+Nevergrad is imported inside the function.
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-from torch import Tensor
 
 from bodi.space import SearchSpace
 
@@ -28,30 +28,3 @@ def make_parametrization(space: SearchSpace) -> Any:
         else:
             params[p.name] = ng.p.Scalar(lower=0.0, upper=1.0)
     return ng.p.Dict(**params)
-
-
-def to_nevergrad_value(space: SearchSpace, x: Tensor) -> dict[str, Any]:
-    """The Nevergrad value (a dict) of one encoded bodi row."""
-    value: dict[str, Any] = {}
-    for p, v in zip(space.parameters, x.tolist(), strict=True):
-        if p.kind in ("binary", "categorical"):
-            value[p.name] = round(v)
-        elif p.kind == "integer":
-            value[p.name] = p.decode(v)
-        else:
-            value[p.name] = min(max(float(v), 0.0), 1.0)
-    return value
-
-
-def from_nevergrad_value(space: SearchSpace, value: dict[str, Any]) -> list[float]:
-    """The encoded bodi row of a Nevergrad value."""
-    row = []
-    for p in space.parameters:
-        v = value[p.name]
-        if p.kind in ("binary", "categorical"):
-            row.append(float(v))
-        elif p.kind == "integer":
-            row.append(p.encode(min(max(round(float(v)), p.low), p.high)))
-        else:
-            row.append(min(max(float(v), 0.0), 1.0))
-    return row

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from bodi.adapters.codecs import from_index_values, index_values
 from bodi.extras import require
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.optimizers.random_search import sample_new_points
@@ -54,18 +55,6 @@ class GeneticAlgorithm(ModelBasedOptimizer):
     def settings(self) -> dict[str, Any]:
         return {**super().settings(), "pop_size": self.pop_size}
 
-    def _losses(self) -> dict[int, float]:
-        """Trial number -> loss of every finished trial (failed: the worst loss before it)."""
-        losses: dict[int, float] = {}
-        worst = -math.inf
-        for trial in self.trials:
-            if trial.state == "complete":
-                losses[trial.number] = loss = -self.sign * trial.value
-                worst = max(worst, loss)
-            elif trial.state == "failed":
-                losses[trial.number] = worst if worst > -math.inf else math.inf
-        return losses
-
     def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
         rows = self._next_members()[:q]
         if len(rows) == q:
@@ -81,7 +70,8 @@ class GeneticAlgorithm(ModelBasedOptimizer):
         algorithm = pymoo.algorithm(self.pop_size)
         algorithm.setup(problem, termination=pymoo.NoTermination(),
                         seed=derive_seed(self.seed, 0, 0x6A) % 2**32)
-        losses = self._losses()
+        losses = {number: math.inf if loss is None else loss
+                  for number, loss in self.finished_losses().items()}
         design = [t for t in self.trials if t.number < self.n_init and t.number in losses]
         rest = [t for t in self.trials if t.number >= self.n_init]
         if design:  # MCBO's initialize: the design is the first population
@@ -108,29 +98,14 @@ class GeneticAlgorithm(ModelBasedOptimizer):
         pymoo.Evaluator().eval(static, population)
 
     def _to_pymoo(self, x: Tensor) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for p, v in zip(self.space.parameters, x.tolist(), strict=True):
-            if p.kind == "binary":
-                out[p.name] = bool(round(v))
-            elif p.kind == "categorical":
-                out[p.name] = round(v)
-            elif p.kind == "integer":
-                out[p.name] = p.decode(v)
-            else:
-                out[p.name] = float(v)
-        return out
+        values = index_values(self.space, x)
+        for i in self.space.binary_dims:  # pymoo's Binary variables hold bools
+            name = self.space.parameters[i].name
+            values[name] = bool(values[name])
+        return values
 
     def _from_pymoo(self, value: dict[str, Any]) -> Tensor:
-        row = []
-        for p in self.space.parameters:
-            v = value[p.name]
-            if p.kind in ("binary", "categorical"):
-                row.append(float(int(v)))
-            elif p.kind == "integer":
-                row.append(p.encode(min(max(round(float(v)), p.low), p.high)))
-            else:
-                row.append(min(max(float(v), 0.0), 1.0))
-        return torch.tensor(row, dtype=DTYPE)
+        return torch.tensor(from_index_values(self.space, value), dtype=DTYPE)
 
 
 class _Pymoo:

@@ -8,23 +8,18 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from bodi.adapters.nevergrad import (
-    from_nevergrad_value,
-    make_parametrization,
-    to_nevergrad_value,
-)
+from bodi.adapters.codecs import from_index_values, index_values
+from bodi.adapters.nevergrad import make_parametrization
 from bodi.extras import require
 from bodi.optimizers.base import Optimizer
 from bodi.seeding import derive_seed
 from bodi.space import DTYPE, SearchSpace
-from bodi.storage import Storage
 
 
 class NGOpt(Optimizer):
@@ -67,7 +62,6 @@ class NGOpt(Optimizer):
         *,
         budget: int | None = None,
         num_workers: int = 1,
-        storage: str | Path | Storage | None = None,
         **kwargs: Any,
     ) -> None:
         if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)
@@ -78,23 +72,10 @@ class NGOpt(Optimizer):
         self.budget = budget
         self.num_workers = num_workers
         self._nevergrad: _NevergradState | None = None
-        super().__init__(space, storage=storage, **kwargs)
+        super().__init__(space, **kwargs)
 
     def settings(self) -> dict[str, Any]:
         return {"budget": self.budget, "num_workers": self.num_workers}
-
-    def _losses(self) -> dict[int, float]:
-        """Trial number -> Nevergrad loss (minimized) of every finished trial; a failed trial
-        gets the worst loss of the complete trials numbered before it (none: left out)."""
-        losses: dict[int, float] = {}
-        worst: float | None = None
-        for trial in self.trials:  # in number order
-            if trial.state == "complete":
-                losses[trial.number] = loss = -self.sign * trial.value
-                worst = loss if worst is None else max(worst, loss)
-            elif trial.state == "failed" and worst is not None:
-                losses[trial.number] = worst
-        return losses
 
     def _suggest(self, n: int) -> Tensor:
         if self._nevergrad is None:
@@ -114,14 +95,14 @@ class NGOpt(Optimizer):
             self._catch_up(state)
             candidates = [state.optimizer.ask() for _ in range(n)]
         state.proposed = candidates  # matched to this worker's next new trials, in order
-        rows = [from_nevergrad_value(self.space, c.value) for c in candidates]
+        rows = [from_index_values(self.space, c.value) for c in candidates]
         return torch.tensor(rows, dtype=DTYPE).reshape(n, self.space.dim)
 
     def _catch_up(self, state: _NevergradState) -> None:
         """Give every trial its candidate and tell the finished ones (see the class doc)."""
         proposed = list(state.proposed)
         state.proposed = []  # candidates of a claim that failed are dropped
-        losses = self._losses()
+        losses = self.finished_losses()
         for trial in self.trials:
             if trial.number in state.told:
                 continue
@@ -134,11 +115,10 @@ class NGOpt(Optimizer):
             if loss is None:  # pending, or failed before any value was known
                 continue
             candidate = state.candidates.pop(trial.number)
-            row = torch.tensor([from_nevergrad_value(self.space, candidate.value)],
-                               dtype=DTYPE)
+            row = torch.tensor([from_index_values(self.space, candidate.value)], dtype=DTYPE)
             if not torch.equal(self.space.canonicalize(row)[0], trial.x):
                 candidate = state.parametrization.spawn_child(
-                    new_value=to_nevergrad_value(self.space, trial.x)
+                    new_value=index_values(self.space, trial.x)
                 )
             state.optimizer.tell(candidate, float(loss))
             state.told.add(trial.number)

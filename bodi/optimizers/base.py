@@ -251,6 +251,21 @@ class Optimizer(ABC):
     def _rows(self, state: str) -> list[Trial]:
         return [t for t in self.trials if t.state == state]
 
+    def finished_losses(self) -> dict[int, float | None]:
+        """Trial number -> loss (``-sign * value``, minimized) of every finished trial, for the
+        optimizers that minimize a loss of their own. A failed trial gets the worst loss of the
+        complete trials numbered before it (``None`` if there is none), so the losses of a
+        history do not change as it grows."""
+        losses: dict[int, float | None] = {}
+        worst: float | None = None
+        for trial in self.trials:  # in number order
+            if trial.state == "complete":
+                losses[trial.number] = loss = -self.sign * trial.value
+                worst = loss if worst is None else max(worst, loss)
+            elif trial.state == "failed":
+                losses[trial.number] = worst
+        return losses
+
     @property
     def X_completed(self) -> Tensor:
         """``n x dim`` encoded inputs of completed trials."""

@@ -143,11 +143,12 @@ def make_optimizer(
     options = {**method.options, **options}
     if n_init is not None and uses_initial_design(name):
         options.setdefault("n_init", n_init)
-    if device is not None and accepts_device(method.load()):
+    cls = method.load()
+    if device is not None and accepts_device(cls):
         options.setdefault("device", device)
-    if budget is not None and getattr(method.load(), "takes_budget", False):
+    if budget is not None and getattr(cls, "takes_budget", False):
         options.setdefault("budget", budget)
     try:
-        return method.load()(space, seed=seed, direction=direction, **options, **kwargs)
+        return cls(space, seed=seed, direction=direction, **options, **kwargs)
     except TypeError as err:
         raise ValueError(f"method {spec!r}: {err}") from err

@@ -5,11 +5,9 @@ import pytest
 import torch
 
 import bodi
-from bodi.adapters.nevergrad import (
-    from_nevergrad_value,
-    make_parametrization,
-    to_nevergrad_value,
-)
+from bodi.adapters.codecs import from_index_values as from_nevergrad_value
+from bodi.adapters.codecs import index_values as to_nevergrad_value
+from bodi.adapters.nevergrad import make_parametrization
 from bodi.baselines import NGOpt
 from bodi.benchmarks.planted import planted_binary
 from bodi.optimizers import make_optimizer
