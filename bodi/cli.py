@@ -15,6 +15,7 @@ import torch
 
 from bodi.benchmarks import planted_binary, planted_categorical, planted_mixed
 from bodi.extras import MissingExtraError, require
+from bodi.initial_design import DESIGNS
 from bodi.minimize import minimize
 
 DEMO_PROBLEMS = {
@@ -88,7 +89,7 @@ def _bench(args: argparse.Namespace) -> int:
         expand_seeds(args.seeds),
         budget=args.budget, n_init=args.n_init, out=args.out, scheduler=args.scheduler,
         n_workers=args.workers, wcnf=args.wcnf, csv=args.csv, progress=not args.quiet,
-        device=args.device,
+        device=args.device, design=args.design,
     )
     store.close()
     print(f"finished in {time.perf_counter() - start:.0f} s; results in {args.out}/results.db")
@@ -195,6 +196,17 @@ def load_objective(spec: str):
     return function
 
 
+def _stored_design(storage, study_name: str) -> str:
+    """The initial design of a stored study (``"uniform"`` for a new one)."""
+    from bodi.optimizers.registry import optimizer_class
+
+    record = storage.get_study(study_name)
+    if record is None:
+        return "uniform"
+    settings = optimizer_class(record.optimizer).complete_settings(record.settings)
+    return settings.get("design", "uniform")
+
+
 def _run(args: argparse.Namespace) -> int:
     from bodi.space import SearchSpace
     from bodi.storage import open_storage
@@ -219,6 +231,7 @@ def _run(args: argparse.Namespace) -> int:
             study_name=args.study_name, n_init=args.n_init, progress=not args.quiet,
             max_consecutive_failures=args.max_failures, max_attempts=args.max_attempts,
             device=args.device, dtype=args.dtype,
+            design=args.design or _stored_design(storage, args.study_name),
         )
     finally:
         if executor is not None and not isinstance(executor, str):
@@ -306,6 +319,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--quiet", action="store_true", help="no progress bars")
     bench.add_argument("--device", default=None,
                        help="where the GP methods' models compute: cpu (default) or cuda")
+    bench.add_argument("--design", choices=list(DESIGNS), default="uniform",
+                       help="the shared initial design: uniform (default, shift-invariant) or "
+                            "sparsity (the BODi authors')")
     bench.set_defaults(handler=_bench)
 
     plot = sub.add_parser("plot", help="convergence figure of results directories")
@@ -328,6 +344,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--scheduler", default=None, help="address of a running Dask scheduler")
     run.add_argument("--timeout", type=float, default=None, help="seconds per evaluation")
     run.add_argument("--n-init", type=_positive_int, default=20)
+    run.add_argument("--design", choices=list(DESIGNS), default=None,
+                     help="initial design: uniform (shift-invariant; the default for a new "
+                          "study) or sparsity (the BODi authors'); a resumed study keeps its own")
     run.add_argument("--max-failures", type=_positive_int, default=10,
                      help="stop after this many failures in a row")
     run.add_argument("--isolate", action="store_true",

@@ -3,7 +3,15 @@
 from bodi.benchmarks.ackley import ackley, ackley53
 from bodi.benchmarks.base import Problem
 from bodi.benchmarks.labs import labs
-from bodi.benchmarks.maxsat import maxsat, maxsat60, random_maxsat, read_wcnf, write_wcnf
+from bodi.benchmarks.maxsat import (
+    frb_maxsat,
+    frb_wcnf,
+    maxsat,
+    maxsat60,
+    random_maxsat,
+    read_wcnf,
+    write_wcnf,
+)
 from bodi.benchmarks.pest import pest
 from bodi.benchmarks.planted import planted_binary, planted_categorical, planted_mixed
 from bodi.benchmarks.registry import PROBLEMS, get_problem
@@ -15,6 +23,8 @@ __all__ = [
     "Problem",
     "ackley",
     "ackley53",
+    "frb_maxsat",
+    "frb_wcnf",
     "get_problem",
     "labs",
     "maxsat",

@@ -314,6 +314,78 @@ def random_maxsat(
     return maxsat_problem(instance, name, weighting)
 
 
+#: the group size of frb10-6-4, and the share of the cross-group variable pairs that are edges
+#: in it (488 of the 1575 pairs that its independent set allows)
+FRB_GROUP_SIZE = 6
+FRB_EDGE_DENSITY = 488 / 1575
+
+
+class FRBInstance(NamedTuple):
+    """A forced-satisfiable instance in the style of frb10-6-4 and its planted optimum."""
+
+    instance: WCNF
+    #: the 1-based variables of the planted independent set, one per group
+    independent_set: tuple[int, ...]
+
+
+def frb_wcnf(
+    n_vars: int, seed: int = 0, group_size: int = FRB_GROUP_SIZE,
+    density: float = FRB_EDGE_DENSITY,
+) -> FRBInstance:
+    """A maximum-independent-set MaxSAT instance built like frb10-6-4, at any size.
+
+    The ``n_vars`` variables form ``n_vars / group_size`` groups. Every pair inside a group is
+    an edge; a pair of variables of different groups is an edge with probability ``density``,
+    except the pairs of a planted independent set with one variable per group (model RB's
+    forced satisfiability). Each edge is a clause ``-a -b`` of weight ``n_vars + 1`` and each
+    variable a unit clause ``i`` of weight 1, as in the file. Drawn from
+    ``numpy.random.default_rng(seed)``.
+
+    The raw optimum is known by construction: no independent set has two variables of one
+    group, so the planted set (one per group) satisfies every edge clause and the largest
+    possible number of unit clauses. ``tests/benchmarks/test_problems.py`` confirms it with an
+    exact MaxSAT solver (python-sat's RC2).
+    """
+    if isinstance(n_vars, bool) or not isinstance(n_vars, int) or n_vars < 2 * group_size:
+        raise ValueError(f"n_vars must be an integer >= {2 * group_size}, got {n_vars!r}")
+    if n_vars % group_size:
+        raise ValueError(f"n_vars must be a multiple of the group size {group_size}, "
+                         f"got {n_vars}")
+    if not 0 <= density < 1:
+        raise ValueError(f"density must be in [0, 1), got {density!r}")
+    rng = np.random.default_rng(seed)
+    groups = np.arange(n_vars).reshape(-1, group_size)
+    planted = groups[np.arange(len(groups)), rng.integers(0, group_size, len(groups))]
+    group_of = np.repeat(np.arange(len(groups)), group_size)
+    a, b = np.triu_indices(n_vars, k=1)
+    same = group_of[a] == group_of[b]
+    both_planted = np.isin(a, planted) & np.isin(b, planted)
+    edge = same | (~both_planted & (rng.random(len(a)) < density))
+    clauses = [(-int(i) - 1, -int(j) - 1) for i, j in zip(a[edge], b[edge], strict=True)]
+    clauses += [(i + 1,) for i in range(n_vars)]
+    weights = [float(n_vars + 1)] * int(edge.sum()) + [1.0] * n_vars
+    instance = WCNF(n_vars, torch.tensor(weights, dtype=DTYPE), clauses)
+    return FRBInstance(instance, tuple(int(v) + 1 for v in sorted(planted)))
+
+
+def frb_maxsat(n_vars: int, seed: int = 0, weighting: str = "literature") -> Problem:
+    """MaxSAT on :func:`frb_wcnf` (maximize), named ``maxsat-frb<N>``, with its exact optimum.
+
+    With z-scored weights the optimum is the all-zeros point, as for maxsat60 (the unit clauses
+    get negative and the edge clauses positive weight, and all-zeros satisfies exactly the
+    edges); with ``weighting="raw"`` it is the planted independent set. Its ``-shifted`` twin
+    moves the optimum to a random point.
+    """
+    instance, independent_set = frb_wcnf(n_vars, seed)
+    name = f"maxsat-frb{n_vars}" + ("-raw" if weighting == "raw" else "")
+    x = torch.zeros(1, n_vars, dtype=DTYPE)
+    if weighting == "raw":
+        x[0, [i - 1 for i in independent_set]] = 1.0
+    problem = maxsat_problem(instance, name, weighting)
+    value = float(problem.evaluate_encoded(x)[0])
+    return maxsat_problem(instance, name, weighting, value, problem.space.decode(x)[0])
+
+
 def find_maxsat60(path: str | Path | None = None) -> Path:
     """Locate frb10-6-4.wcnf: ``path``, else ``$BODI_MAXSAT60``, else
     ``../shared/data/maxsat/frb10-6-4.wcnf`` relative to the current directory or to the

@@ -1,7 +1,8 @@
 """Benchmark problems by name.
 
 Names: ``labs<N>`` (e.g. ``labs50``), ``maxsat60`` (needs the frb10-6-4.wcnf file: ``wcnf=``),
-``maxsat-random<N>``, ``pest``, ``ackley53``, ``svm53`` (optional ``csv=``),
+``maxsat-random<N>``, ``maxsat-frb<N>`` (frb10-6-4's construction at ``N`` variables, a
+multiple of 6, e.g. ``maxsat-frb126``), ``pest``, ``ackley53``, ``svm53`` (optional ``csv=``),
 ``planted-binary<N>``, ``ackley<N>`` (``N - 3`` binary and 3 continuous parameters, e.g.
 ``ackley103``), and any of these followed by ``-shifted``.
 """
@@ -15,7 +16,7 @@ from pathlib import Path
 from bodi.benchmarks.ackley import ackley
 from bodi.benchmarks.base import Problem
 from bodi.benchmarks.labs import labs
-from bodi.benchmarks.maxsat import maxsat60, random_maxsat
+from bodi.benchmarks.maxsat import frb_maxsat, maxsat60, random_maxsat
 from bodi.benchmarks.pest import pest
 from bodi.benchmarks.planted import planted_binary
 from bodi.benchmarks.shifted import DEFAULT_SHIFT_SEED, SUFFIX, shifted
@@ -27,12 +28,13 @@ PROBLEMS: tuple[str, ...] = (
 )
 #: Families with a size ``N``.
 PATTERNS: tuple[str, ...] = (
-    "labs<N>", "maxsat-random<N>", "planted-binary<N>", "ackley<N>",
+    "labs<N>", "maxsat-random<N>", "maxsat-frb<N>", "planted-binary<N>", "ackley<N>",
 )
 
 _FAMILIES: dict[str, tuple[int, Callable[[int], Problem]]] = {
     "labs": (2, labs),
     "maxsat-random": (1, random_maxsat),
+    "maxsat-frb": (12, frb_maxsat),
     "planted-binary": (1, planted_binary),
     "ackley": (4, ackley),
 }
@@ -73,7 +75,7 @@ def _base_problem(base: str, name: str, wcnf, csv) -> Problem:
         return pest()
     if base == "svm53":
         return svm53(csv)
-    match = re.fullmatch(r"(labs|maxsat-random|planted-binary|ackley)(\d+)", base)
+    match = re.fullmatch(r"(labs|maxsat-random|maxsat-frb|planted-binary|ackley)(\d+)", base)
     if match:
         family, size = match.group(1), int(match.group(2))
         minimum, factory = _FAMILIES[family]

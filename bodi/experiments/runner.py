@@ -6,7 +6,9 @@ evaluates it (the first step evaluates the whole initial design as one batch). T
 persists each finished evaluation to SQLite before submitting the task's next step. Steps only
 depend on the history, so a run that is interrupted and started again with the same command
 continues exactly where it stopped and redoes no finished evaluation. Every method gets the same
-initial design for a given (problem, seed): :func:`bodi.initial_design.initial_design`.
+initial design for a given (problem, seed): :func:`bodi.initial_design.initial_design`, by
+default its shift-invariant ``"uniform"`` kind (methods that sample their own initial points,
+``own_design``, such as Bounce, skip it).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from botorch.exceptions.warnings import OptimizationWarning
 from bodi.benchmarks import Problem, get_problem
 from bodi.experiments.storage import Evaluation, ResultsStore, finite_or_none
 from bodi.initial_design import initial_design
-from bodi.optimizers.registry import make_optimizer
+from bodi.optimizers.registry import brings_own_design, make_optimizer, parse_method
 from bodi.progress import ProgressBars
 
 
@@ -44,6 +46,8 @@ class Task:
     csv: str | None = None
     #: where GP methods' models compute (not part of the results: a task resumes on any device)
     device: str | None = None
+    #: the kind of the shared initial design (:data:`bodi.initial_design.DESIGNS`)
+    design: str = "uniform"
 
 
 @lru_cache(maxsize=16)
@@ -71,8 +75,8 @@ def run_step(task: Task, history: Sequence[Evaluation]) -> list[Evaluation]:
     torch.set_num_threads(1)
     problem = _problem(task.problem, task.wcnf, task.csv)
     space = problem.space
-    if len(history) < task.n_init:
-        design = initial_design(space, task.n_init, task.seed)[len(history) :]
+    if len(history) < task.n_init and not brings_own_design(parse_method(task.method)[0]):
+        design = initial_design(space, task.n_init, task.seed, task.design)[len(history) :]
         configs = space.decode(design)
         values, seconds = _evaluate(problem, configs)
         return [Evaluation(c, v, 0.0, seconds) for c, v in zip(configs, values, strict=True)]
@@ -84,7 +88,7 @@ def run_step(task: Task, history: Sequence[Evaluation]) -> list[Evaluation]:
     else:
         optimizer = make_optimizer(
             task.method, space, seed=task.seed, direction=problem.direction,
-            n_init=task.n_init, device=task.device, budget=task.budget,
+            n_init=task.n_init, device=task.device, budget=task.budget, design=task.design,
         )
     for past in history[told:]:
         if past.value is None:
@@ -144,6 +148,7 @@ def run_benchmark(
     csv: str | None = None,
     progress: bool = True,
     device: str | None = None,
+    design: str = "uniform",
 ) -> ResultsStore:
     """Run every (problem, method, seed) task to ``budget`` evaluations; returns the store.
 
@@ -151,6 +156,8 @@ def run_benchmark(
         scheduler: address of an existing Dask scheduler; by default a ``LocalCluster`` with
             one single-threaded worker per core (``n_workers`` to override).
         device: where the GP methods' models compute (e.g. ``"cuda"``; default the CPU).
+        design: the kind of the shared initial design (``"uniform"`` or ``"sparsity"``); the
+            results store records it, and resuming a task with another kind is an error.
     """
     if budget < 1 or n_init < 1 or n_init > budget:
         raise ValueError(f"need 1 <= n_init <= budget, got n_init={n_init}, budget={budget}")
@@ -159,14 +166,14 @@ def run_benchmark(
         problem = _problem(name, wcnf, csv)
         for method in methods:
             make_optimizer(method, problem.space, seed=0, direction=problem.direction,
-                           n_init=n_init, device=device, budget=budget)
-            tasks += [Task(name, method, int(s), budget, n_init, wcnf, csv, device)
+                           n_init=n_init, device=device, budget=budget, design=design)
+            tasks += [Task(name, method, int(s), budget, n_init, wcnf, csv, device, design)
                       for s in seeds]
     store = ResultsStore(out)
     for task in tasks:
         problem = _problem(task.problem, wcnf, csv)
         store.register(task.problem, task.method, task.seed, problem.direction,
-                       problem.optimal_value, budget, n_init)
+                       problem.optimal_value, budget, n_init, design)
     histories = {t: store.history(t.problem, t.method, t.seed) for t in tasks}
     todo = [t for t in tasks if len(histories[t]) < budget]
     if not todo:

@@ -12,7 +12,9 @@ are in this format.
 
 Schema (``<out>/results.db``, WAL mode, one transaction per evaluation):
 
-- ``tasks(problem, method, seed, direction, optimal_value, budget, n_init)``
+- ``tasks(problem, method, seed, direction, optimal_value, budget, n_init, design)``; a
+  database written before ``design`` existed gets the column, with ``"sparsity"`` (the design
+  those runs used) for its tasks
 - ``evaluations(problem, method, seed, number, params, value, best, state, message,
   suggest_seconds, eval_seconds, finished_at)`` with ``(problem, method, seed, number)`` unique.
 """
@@ -32,6 +34,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (
     problem TEXT NOT NULL, method TEXT NOT NULL, seed INTEGER NOT NULL,
     direction TEXT NOT NULL, optimal_value REAL, budget INTEGER NOT NULL, n_init INTEGER NOT NULL,
+    design TEXT NOT NULL DEFAULT 'uniform',
     PRIMARY KEY (problem, method, seed)
 );
 CREATE TABLE IF NOT EXISTS evaluations (
@@ -67,6 +70,11 @@ class ResultsStore:
             self._db = sqlite3.connect(self.path)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.executescript(SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(tasks)")}
+            if "design" not in columns:  # written before the design was recorded
+                with self._db:
+                    self._db.execute("ALTER TABLE tasks ADD COLUMN design TEXT NOT NULL "
+                                     "DEFAULT 'sparsity'")
         except sqlite3.DatabaseError as err:
             raise ValueError(f"{self.path} is not a bodi results database: {err}") from err
 
@@ -74,13 +82,27 @@ class ResultsStore:
         self._db.close()
 
     def register(self, problem: str, method: str, seed: int, direction: str,
-                 optimal_value: float | None, budget: int, n_init: int) -> None:
-        """Record a task (the latest budget wins, so a run can be extended)."""
+                 optimal_value: float | None, budget: int, n_init: int,
+                 design: str = "uniform") -> None:
+        """Record a task (the latest budget wins, so a run can be extended). A task already
+        recorded with another initial design (size or kind) is an error: its evaluations
+        would not continue the same run."""
+        known = self._db.execute(
+            "SELECT n_init, design FROM tasks WHERE problem = ? AND method = ? AND seed = ?",
+            (problem, method, seed),
+        ).fetchone()
+        if known is not None and tuple(known) != (n_init, design):
+            raise ValueError(
+                f"{self.path} holds {problem} {method} seed {seed} with an initial design of "
+                f"{known[0]} {known[1]} points; this run asks for {n_init} {design} points "
+                "(use another output directory, or the same --n-init and --design)"
+            )
         with self._db:
             self._db.execute(
-                "INSERT INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+                "INSERT INTO tasks (problem, method, seed, direction, optimal_value, budget, "
+                "n_init, design) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
                 "budget = excluded.budget, optimal_value = excluded.optimal_value",
-                (problem, method, seed, direction, optimal_value, budget, n_init),
+                (problem, method, seed, direction, optimal_value, budget, n_init, design),
             )
 
     def history(self, problem: str, method: str, seed: int) -> list[Evaluation]:

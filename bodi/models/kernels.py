@@ -1,6 +1,8 @@
 """The baselines' kernels on binary/categorical inputs.
 
 * :class:`DiffusionKernel`: COMBO's diffusion kernel on a product of complete graphs.
+* :class:`MixtureKernel`: Bounce's (after CoCaBO's) mixture of a discrete and a continuous
+  Matern-5/2 kernel.
 
 BODi's own kernel is :class:`bodi.hed.HammingEmbeddingKernel`.
 
@@ -18,7 +20,7 @@ from typing import Any
 import torch
 from botorch.models.kernels.categorical import CategoricalKernel
 from gpytorch.constraints import Interval
-from gpytorch.kernels import Kernel
+from gpytorch.kernels import Kernel, MaternKernel
 from gpytorch.priors import HalfCauchyPrior, HorseshoePrior, Prior
 from torch import Tensor
 
@@ -151,3 +153,42 @@ class OverlapKernel(CategoricalKernel):
             mismatch = (x1 != x2).to(x1.dtype) / self.lengthscale
             return torch.exp(-mismatch.mean(-1))
         return super().forward(x1, x2, diag=diag, **params)
+
+
+class MixtureKernel(Kernel):
+    """``(1 - lambda) (k_d + k_c) + lambda k_d k_c`` on ``n x d`` inputs (Bounce's kernel for
+    mixed spaces; CoCaBO's mixture).
+
+    ``k_d`` is a Matern-5/2 kernel with one lengthscale on the ``discrete_dims`` columns and
+    ``k_c`` a Matern-5/2 kernel with ARD lengthscales on the ``continuous_dims`` columns;
+    ``lambda in (0, 1)`` is learnt (starting, as in Bounce, at ``sigmoid(1)``).
+    """
+
+    def __init__(self, discrete_dims: Sequence[int], continuous_dims: Sequence[int],
+                 discrete_lengthscale_prior: Prior | None = None,
+                 continuous_lengthscale_prior: Prior | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if set(discrete_dims) & set(continuous_dims):
+            raise ValueError("discrete and continuous dims must be disjoint")
+        self.discrete_kernel = MaternKernel(
+            nu=2.5, active_dims=tuple(discrete_dims),
+            lengthscale_prior=discrete_lengthscale_prior,
+        )
+        self.continuous_kernel = MaternKernel(
+            nu=2.5, ard_num_dims=len(continuous_dims), active_dims=tuple(continuous_dims),
+            lengthscale_prior=continuous_lengthscale_prior,
+        )
+        self.register_parameter("raw_lamda", torch.nn.Parameter(torch.ones(1)))
+        self.register_constraint("raw_lamda", Interval(0.0, 1.0))
+
+    @property
+    def lamda(self) -> Tensor:
+        return self.raw_lamda_constraint.transform(self.raw_lamda)
+
+    def forward(self, x1: Tensor, x2: Tensor, diag: bool = False, **params: Any) -> Tensor:
+        k_d = self.discrete_kernel(x1, x2, diag=diag, **params)
+        k_c = self.continuous_kernel(x1, x2, diag=diag, **params)
+        if not diag:
+            k_d, k_c = k_d.to_dense(), k_c.to_dense()
+        lamda = self.lamda
+        return (1 - lamda) * (k_d + k_c) + lamda * k_d * k_c

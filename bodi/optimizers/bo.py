@@ -43,6 +43,8 @@ class GPOptimizer(ModelBasedOptimizer):
         n_init: size of the initial design (:func:`bodi.initial_design.initial_design`);
             ``0`` when the initial points come from elsewhere (until two values are known,
             points are then drawn uniformly).
+        design: the initial design's kind, ``"uniform"`` (default, shift-invariant) or
+            ``"sparsity"`` (the paper authors'); see :mod:`bodi.initial_design`.
         acquisition: ``"logei"`` (default) or ``"ucb"``.
         num_restarts, raw_samples: local-search starts and the random pool they are chosen from.
         acquisition_optimizer: ``"auto"`` (vectorised local search in fully discrete spaces or
@@ -141,7 +143,9 @@ class GPOptimizer(ModelBasedOptimizer):
         }
 
     # studies stored before the dtype option existed ran in float64
-    legacy_settings: ClassVar[dict[str, Any]] = {"dtype": "float64"}
+    legacy_settings: ClassVar[dict[str, Any]] = {
+        **ModelBasedOptimizer.legacy_settings, "dtype": "float64",
+    }
 
     @property
     def device(self) -> torch.device:

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
-from bodi.initial_design import initial_design
+from bodi.initial_design import check_design, initial_design
 from bodi.optimizers.base import Optimizer
 from bodi.optimizers.random_search import sample_new_points
 from bodi.space import SearchSpace
@@ -33,13 +33,17 @@ class ModelBasedOptimizer(Optimizer):
         space, seed, direction, storage, study_name, on_pending, max_attempts,
             allow_repeats: see :class:`Optimizer`.
         n_init: size of the shared initial design (``0``: none).
+        design: its kind, ``"uniform"`` (shift-invariant) or ``"sparsity"`` (the paper
+            authors'); see :mod:`bodi.initial_design`.
 
     Subclasses set their own settings before calling ``super().__init__`` and extend
-    :meth:`settings` (``n_init`` comes first).
+    :meth:`settings` (``n_init`` and ``design`` come first).
     """
 
     #: how many completed trials the model needs; before that, points are drawn uniformly
     min_completed: ClassVar[int] = 1
+    #: studies stored before the design was a setting used the paper authors' design
+    legacy_settings: ClassVar[dict[str, Any]] = {"design": "sparsity"}
 
     def __init__(
         self,
@@ -48,6 +52,7 @@ class ModelBasedOptimizer(Optimizer):
         seed: int = 0,
         direction: str = "minimize",
         n_init: int = 20,
+        design: str = "uniform",
         storage: str | Path | Storage | None = None,
         study_name: str | None = None,
         on_pending: str = "reissue",
@@ -56,12 +61,13 @@ class ModelBasedOptimizer(Optimizer):
         if isinstance(n_init, bool) or not isinstance(n_init, numbers.Integral) or n_init < 0:
             raise ValueError(f"n_init must be a non-negative integer, got {n_init!r}")
         self.n_init = int(n_init)
+        self.design = check_design(design)
         super().__init__(space, seed=seed, direction=direction, storage=storage,
                          study_name=study_name, on_pending=on_pending, **kwargs)
-        self._design = initial_design(space, self.n_init, self.seed)
+        self._design = initial_design(space, self.n_init, self.seed, self.design)
 
     def settings(self) -> dict[str, Any]:
-        return {"n_init": self.n_init}
+        return {"n_init": self.n_init, "design": self.design}
 
     def _suggest(self, n: int) -> Tensor:
         design = self.unused_design_points(self._design)[:n]

@@ -66,6 +66,8 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            "Nevergrad's NGOpt algorithm selector (the nevergrad package)"),
     Method("sa", "bodi.baselines.annealing:SimulatedAnnealing",
            "simulated annealing with MCBO's settings (Dreczkowski et al., 2023)"),
+    Method("bounce", "bodi.baselines.bounce:Bounce",
+           "Bounce: nested embeddings in a trust region (Papenmeier et al., 2023)"),
     Method("ga", "bodi.baselines.genetic:GeneticAlgorithm",
            "pymoo's mixed-variable genetic algorithm with MCBO's settings"),
 )}
@@ -120,6 +122,12 @@ def uses_initial_design(name: str) -> bool:
     return issubclass(optimizer_class(name), ModelBasedOptimizer)
 
 
+def brings_own_design(name: str) -> bool:
+    """Whether the method samples its own initial points (``own_design``, e.g. Bounce, whose
+    model lives in an embedding that the shared design's points are not in)."""
+    return bool(getattr(optimizer_class(name), "own_design", False))
+
+
 def accepts_device(cls: type[Optimizer]) -> bool:
     """Whether the optimizer class takes ``device=`` (those with a GP model)."""
     from bodi.optimizers.bo import GPOptimizer
@@ -129,12 +137,14 @@ def accepts_device(cls: type[Optimizer]) -> bool:
 
 def make_optimizer(
     spec: str, space: SearchSpace, *, seed: int, direction: str, n_init: int | None = None,
-    device: str | None = None, budget: int | None = None, **kwargs: Any,
+    device: str | None = None, budget: int | None = None, design: str | None = None,
+    **kwargs: Any,
 ) -> Optimizer:
     """A fresh optimizer for ``spec`` (validates the options by constructing it).
 
-    ``n_init`` is the initial design size of model-based methods, ``device`` the model device
-    of GP methods and ``budget`` the evaluations planned, for methods that plan with it
+    ``n_init`` and ``design`` are the initial design's size and kind for model-based methods
+    (a spec that names another design is an error: the design is shared), ``device`` the model
+    device of GP methods and ``budget`` the evaluations planned, for methods that plan with it
     (``takes_budget``, e.g. NGOpt); each is ignored by the other methods. ``kwargs`` (e.g.
     ``storage=``) go to the class as they are.
     """
@@ -143,6 +153,10 @@ def make_optimizer(
     options = {**method.options, **options}
     if n_init is not None and uses_initial_design(name):
         options.setdefault("n_init", n_init)
+    if (design is not None and uses_initial_design(name)
+            and options.setdefault("design", design) != design):
+        raise ValueError(f"method {spec!r} names design {options['design']!r}, but the "
+                         f"shared initial design is {design!r}")
     cls = method.load()
     if device is not None and accepts_device(cls):
         options.setdefault("device", device)

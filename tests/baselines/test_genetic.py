@@ -34,7 +34,7 @@ def test_a_resumed_study_continues_the_same_generations(tmp_path):
     twin = _run(GeneticAlgorithm(SPACE, seed=4, n_init=6, pop_size=6), objective, 17)
     assert [t.params for t in twin.trials] == [t.params for t in stored.trials]
     resumed = bodi.load_study(path)
-    assert resumed.settings() == {"n_init": 6, "pop_size": 6}
+    assert resumed.settings() == {"n_init": 6, "design": "uniform", "pop_size": 6}
     assert resumed.ask() == twin.ask()  # mid-generation: the next unused member
 
 

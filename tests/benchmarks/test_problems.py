@@ -13,6 +13,8 @@ from bodi.benchmarks import (
     PROBLEMS,
     Problem,
     ackley53,
+    frb_maxsat,
+    frb_wcnf,
     get_problem,
     labs,
     maxsat,
@@ -453,6 +455,69 @@ def test_svm53_csv_protocol(tmp_path):
     assert bool(torch.isfinite(value).all())
     with pytest.raises(FileNotFoundError, match="slice"):
         svm53(tmp_path / "missing.csv")
+
+
+# --------------------------------------------------------------- maxsat-frb<N>: frb at any size
+def _rc2_optimum(instance: WCNF) -> tuple[float, list[int]]:
+    """The exact raw optimum of an frb instance by python-sat's RC2. Its edge clauses weigh
+    ``n + 1``, more than all ``n`` unit clauses together, so an optimum satisfies every edge
+    and they may be given to the solver as hard clauses (which makes it solve in 0.1 s)."""
+    pysat = pytest.importorskip("pysat.examples.rc2", reason="python-sat (the dev extra)")
+    from pysat import formula as pysat_formula
+
+    n_vars, weights, clauses = instance
+    formula = pysat_formula.WCNF()
+    for clause, weight in zip(clauses, weights.tolist(), strict=True):
+        if weight > n_vars:
+            formula.append(list(clause))
+        else:
+            formula.append(list(clause), weight=int(weight))
+    with pysat.RC2(formula) as solver:
+        model = solver.compute()
+    return float(weights.sum()) - solver.cost, [int(lit > 0) for lit in model[:n_vars]]
+
+
+@pytest.mark.parametrize("n", [126])
+def test_frb_instances_have_the_structure_of_frb10_6_4_and_the_optimum_rc2_finds(n):
+    (n_vars, weights, clauses), independent_set = frb_wcnf(n, seed=0)
+    units = [c for c in clauses if len(c) == 1]
+    edges = [c for c in clauses if len(c) == 2]
+    assert n_vars == n and sorted(c[0] for c in units) == list(range(1, n + 1))
+    assert all(a < 0 and b < 0 for a, b in edges)
+    assert set(weights.tolist()) == {1.0, float(n + 1)}
+    groups = {(v - 1) // 6 for v in independent_set}
+    assert len(independent_set) == len(groups) == n // 6
+    cross = len(edges) - (n // 6) * 15  # edges between groups, against frb10-6-4's density
+    allowed = (n * (n - 1) // 2 - (n // 6) * 15) - (n // 6) * (n // 6 - 1) // 2
+    assert abs(cross / allowed - 488 / 1575) < 0.02
+    raw = frb_maxsat(n, weighting="raw")
+    optimum, model = _rc2_optimum(frb_wcnf(n, seed=0).instance)
+    assert raw.optimal_value == optimum
+    assert raw.evaluate_encoded(torch.tensor([model], dtype=DTYPE)).item() == optimum
+
+
+def test_frb_literature_weighting_has_its_optimum_at_all_zeros_and_the_twin_moves_it():
+    problem = get_problem("maxsat-frb126")
+    assert problem.space.dim == 126 and problem.direction == "maximize"
+    zeros = torch.zeros(1, 126, dtype=DTYPE)
+    assert problem.evaluate_encoded(zeros).item() == problem.optimal_value
+    instance = frb_wcnf(126).instance
+    w = (instance.weights - instance.weights.mean()) / instance.weights.std(unbiased=False)
+    assert problem.optimal_value == pytest.approx(float(w[w > 0].sum()))
+    X = problem.space.sample(500, generator=gen(0))
+    assert (problem.evaluate_encoded(X) < problem.optimal_value).all()
+    twin = get_problem("maxsat-frb126-shifted")
+    assert twin(twin.optimal_params) == pytest.approx(problem.optimal_value)
+    assert twin.evaluate_encoded(zeros).item() < problem.optimal_value - 100
+    assert torch.equal(frb_wcnf(126, seed=0).instance.weights, instance.weights)
+    assert frb_wcnf(126, seed=1).instance.clauses != instance.clauses
+
+
+@pytest.mark.parametrize(("n", "match"), [(125, "multiple of the group size"),
+                                          (6, "integer >= 12"), (True, "integer")])
+def test_frb_rejects_bad_sizes(n, match):
+    with pytest.raises(ValueError, match=match):
+        frb_wcnf(n)
 
 
 # ----------------------------------------------------------------------------------- registry

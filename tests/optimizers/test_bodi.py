@@ -177,18 +177,6 @@ def test_wavelet_dictionary_rejects_categorical_space():
         bodi.BODi(space, dictionary="wavelet")
 
 
-def test_initial_design_is_shared_and_uses_all_sparsity_levels():
-    from bodi.initial_design import initial_design
-
-    space = SearchSpace([Binary(f"b{i}") for i in range(30)] + [Continuous("u", 0, 1)])
-    design = initial_design(space, 40, seed=7)
-    assert torch.equal(design, initial_design(space, 40, seed=7))
-    ones = design[:, :30].sum(-1)
-    assert ones.min() >= 1 and ones.max() <= 29 and ones.std() > 5
-    opt = bodi.BODi(space, seed=7, n_init=40)
-    assert torch.equal(space.encode(opt.ask(40)), design)
-
-
 def test_initial_design_points_are_issued_once_with_awkward_bounds():
     space = SearchSpace([Binary("b"), Continuous("x", -3.7, 11.3), Continuous("y", 0.3, 7.1,
                                                                           log=True)])
