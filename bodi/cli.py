@@ -122,11 +122,13 @@ def _names(text: str | None, methods: bool = False) -> list[str] | None:
 
 def _plot(args: argparse.Namespace) -> int:
     require("matplotlib", "bodi plot")
-    from bodi.experiments.analysis import plot_results
+    from bodi.experiments.analysis import plot_ranks, plot_results
 
-    path = plot_results(args.results, args.out, _names(args.problems),
-                        _names(args.methods, methods=True), args.evaluations)
+    selection = (_names(args.problems), _names(args.methods, methods=True), args.evaluations)
+    path = plot_results(args.results, args.out, *selection, regret=args.regret)
     print(f"figure: {path}")
+    if args.ranks:
+        print(f"rank figure: {plot_ranks(args.results, args.ranks, *selection)}")
     return 0
 
 
@@ -327,6 +329,10 @@ def build_parser() -> argparse.ArgumentParser:
     plot = sub.add_parser("plot", help="convergence figure of results directories")
     plot.add_argument("results", nargs="+", help="one or more results directories (combined)")
     plot.add_argument("--out", default=None, help="PNG path (default RESULTS/figure.png)")
+    plot.add_argument("--regret", action="store_true",
+                      help="plot the regret (distance to the known optimum), log scale")
+    plot.add_argument("--ranks", default=None, metavar="PNG",
+                      help="also draw the mean-rank figure (MCBO's kind) to this path")
     _add_selection(plot)
     plot.set_defaults(handler=_plot)
 

@@ -107,10 +107,12 @@ def plot_results(
     problems: Sequence[str] | None = None,
     methods: Sequence[str] | None = None,
     evaluations: int | None = None,
+    regret: bool = False,
 ) -> Path:
     """The paper's kind of figure: best value so far (mean +- 1 s.e. over seeds) against
     evaluations, one panel per problem, one line per method, the known optimum dashed
-    (default path: ``figure.png`` in the first directory)."""
+    (default path: ``figure.png`` in the first directory). ``regret=True``: the distance to the
+    known optimum instead, on a log scale (problems without a known optimum keep values)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -125,19 +127,27 @@ def plot_results(
     for ax, problem in zip(axes.flat, problems, strict=False):
         order = [m for m in methods if m in curves[problem]] if methods else sorted(
             curves[problem])
+        optimum = tasks.get(problem, {}).get("optimal_value")
+        show_regret = regret and optimum is not None
         for method in order:
             values = curves[problem][method]
+            if show_regret:
+                values = np.abs(optimum - values)
             mean, se = _mean_se(values)
             x = np.arange(1, len(mean) + 1)
             (line,) = ax.plot(x, mean, label=f"{method} ({values.shape[0]} seeds)")
             ax.fill_between(x, mean - se, mean + se, color=line.get_color(), alpha=0.2)
-        optimum = tasks.get(problem, {}).get("optimal_value")
-        if optimum is not None:
-            ax.axhline(optimum, color="black", linestyle="--", linewidth=1, label="optimum")
         direction = tasks.get(problem, {}).get("direction", "minimize")
-        ax.set_title(f"{problem} ({direction})")
+        if show_regret:
+            ax.set_yscale("symlog", linthresh=1e-3)
+            ax.set_ylabel("regret of the best so far")
+            ax.set_title(f"{problem} (optimum {optimum:.4g})")
+        else:
+            if optimum is not None:
+                ax.axhline(optimum, color="black", linestyle="--", linewidth=1, label="optimum")
+            ax.set_ylabel("best value so far")
+            ax.set_title(f"{problem} ({direction})")
         ax.set_xlabel("evaluations")
-        ax.set_ylabel("best value so far")
         ax.legend(fontsize=8)
     for ax in list(axes.flat)[len(problems) :]:
         ax.axis("off")
@@ -184,7 +194,62 @@ def report(
                 f"{min(lengths[problem, method])} | "
                 f"{mean:.4g} ± {se:.2g} | {ranks[method]:.2f} | {median} |"
             )
+    if len(finals) > 1 or any(len(v) > 1 for v in finals.values()):
+        lines += ["", _across_problems(finals, directions, problems, methods)]
     return "\n".join(lines)
+
+
+def _across_problems(
+    finals: dict[str, dict[str, dict[int, float]]],
+    directions: dict[str, str],
+    problems: Sequence[str] | None,
+    methods: Sequence[str] | None,
+) -> str:
+    """Mean rank over problems, and per problem whether the winner's lead beats the noise.
+
+    A problem's ranks are the mean ranks over its seeds (the table above); the mean over the
+    problems a method ran on is its overall rank. The lead of the winner (best mean) over the
+    runner-up is tested on the seeds both ran, paired (same seed, same initial design): a
+    one-sided paired t-test, the lead counting as larger than the noise when ``p < 0.05``.
+    """
+    from scipy import stats
+
+    order = [p for p in problems if p in finals] if problems else sorted(finals)
+    ranks: dict[str, list[float]] = defaultdict(list)
+    wins: dict[str, int] = defaultdict(int)
+    rows = []
+    for problem in order:
+        sign = 1.0 if directions.get(problem) == "minimize" else -1.0
+        for method, rank in _mean_ranks(finals[problem], sign).items():
+            ranks[method].append(rank)
+        means = {m: _summary(v)[0] for m, v in finals[problem].items()}
+        ranked = sorted((m for m in means if not math.isnan(means[m])),
+                        key=lambda m: sign * means[m])
+        if len(ranked) < 2:
+            continue
+        winner, second = ranked[0], ranked[1]
+        wins[winner] += 1
+        seeds = sorted(set(finals[problem][winner]) & set(finals[problem][second]))
+        lead = np.array([sign * (finals[problem][second][s] - finals[problem][winner][s])
+                         for s in seeds])
+        if len(lead) >= 2 and np.ptp(lead) > 0:
+            p = float(stats.ttest_1samp(lead, 0.0, alternative="greater").pvalue)
+        else:
+            p = 0.0 if len(lead) >= 2 and lead.mean() > 0 else math.nan
+        verdict = "yes" if p < 0.05 else "no"
+        rows.append(f"| {problem} | {winner} | {second} | {lead.mean():.4g} | {len(seeds)} "
+                    f"| {p:.3g} | {verdict} |")
+    method_order = [m for m in methods if m in ranks] if methods else sorted(
+        ranks, key=lambda m: statistics.mean(ranks[m]))
+    out = ["| method | mean rank over problems | problems | problems won |", "|---|---|---|---|"]
+    out += [f"| {m} | {statistics.mean(ranks[m]):.2f} | {len(ranks[m])} | {wins[m]} |"
+            for m in method_order]
+    beyond = sum(r.endswith("| yes |") for r in rows)
+    out += ["", f"The winner's lead is larger than the noise (one-sided paired t-test over "
+            f"seeds, p < 0.05) on {beyond} of {len(rows)} problems:", "",
+            "| problem | winner | runner-up | lead (mean) | paired seeds | p | beyond noise |",
+            "|---|---|---|---|---|---|---|", *rows]
+    return "\n".join(out)
 
 
 def _finals(
@@ -246,3 +311,44 @@ def _mean_ranks(finals: dict[str, dict[int, float]], sign: float) -> dict[str, f
             ties = sum(1 for s in scores.values() if s == score)
             totals[method] += better + (ties + 1) / 2
     return {m: totals[m] / len(seeds) if seeds else math.nan for m in finals}
+
+
+def plot_ranks(
+    out: Outs,
+    path: str | Path,
+    problems: Sequence[str] | None = None,
+    methods: Sequence[str] | None = None,
+    evaluations: int | None = None,
+) -> Path:
+    """MCBO's kind of rank figure: per method, its mean rank on each problem (dots) and the
+    mean over problems (bar), best first; ranks as in :func:`report`."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    runs, tasks = _load(out, problems, methods, evaluations)
+    finals = _finals(runs)
+    per_method: dict[str, dict[str, float]] = defaultdict(dict)
+    for problem, by_method in finals.items():
+        sign = 1.0 if tasks[problem]["direction"] == "minimize" else -1.0
+        for method, rank in _mean_ranks(by_method, sign).items():
+            per_method[method][problem] = rank
+    order = sorted(per_method, key=lambda m: statistics.mean(per_method[m].values()))
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(order) + 1.5))
+    y = np.arange(len(order))
+    ax.barh(y, [statistics.mean(per_method[m].values()) for m in order], color="#9ecae1",
+            label="mean over problems")
+    markers = "osD^v<>phX*"
+    for i, problem in enumerate(sorted(finals)):
+        xs = [per_method[m].get(problem, math.nan) for m in order]
+        ax.scatter(xs, y, s=18, marker=markers[i % len(markers)], label=problem, zorder=3)
+    ax.set_yticks(y, order)
+    ax.invert_yaxis()
+    ax.set_xlabel("mean rank over seeds (1 = best)")
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

@@ -9,7 +9,13 @@ import time
 
 import pytest
 
-from bodi.experiments.analysis import best_curves, plot_results, report, shift_report
+from bodi.experiments.analysis import (
+    best_curves,
+    plot_ranks,
+    plot_results,
+    report,
+    shift_report,
+)
 from bodi.experiments.runner import expand_seeds, run_benchmark
 from bodi.experiments.storage import Evaluation, ResultsStore
 from bodi.optimizers.registry import make_optimizer, parse_method
@@ -155,6 +161,28 @@ def test_plot_and_report(tmp_path):
         report(tmp_path, evaluations=0)
 
 
+def test_report_ranks_across_problems_and_tests_the_winners_lead(tmp_path):
+    # problem "clear": a beats b by 1 on every one of 5 seeds (a lead far above the noise);
+    # problem "noisy": b's mean is better (2.4 against 3.4) but a is better on 3 of 5 seeds
+    finals = {("clear", "a"): [1.0, 2.0, 3.0, 4.0, 5.0], ("clear", "b"): [2.0, 3.0, 4.0, 5.0, 6.0],
+              ("noisy", "a"): [1.0, 5.0, 2.0, 6.0, 3.0], ("noisy", "b"): [2.0, 1.0, 3.0, 2.0, 4.0]}
+    store = ResultsStore(tmp_path)
+    for (problem, method), values in finals.items():
+        for seed, value in enumerate(values):
+            store.register(problem, method, seed, "minimize", 0.0, 1, 1)
+            store.append(problem, method, seed, "minimize",
+                         Evaluation({"x": 1}, value, 0.0, 0.0))
+    store.close()
+    table = report(tmp_path)
+    assert "| a | 1.20 | 2 | 1 |" in table and "| b | 1.80 | 2 | 1 |" in table
+    assert "on 1 of 2 problems" in table
+    assert "| clear | a | b | 1 | 5 | 0 | yes |" in table
+    assert "| noisy | b | a | 1 | 5 | 0.23 | no |" in table
+    ranks = plot_ranks(tmp_path, tmp_path / "ranks.png")
+    regret = plot_results(tmp_path, tmp_path / "regret.png", regret=True)
+    assert ranks.stat().st_size > 10_000 and regret.stat().st_size > 10_000
+
+
 def test_shift_report_compares_each_problem_with_its_twin(tmp_path):
     store = ResultsStore(tmp_path)
     finals = {("p", "a"): [1.0, 3.0], ("p-shifted", "a"): [1.5, 3.5],  # worse by 0.5 < s.e. 1
@@ -186,6 +214,9 @@ def test_cli_bench_plot_report(tmp_path, capsys):
     assert main(["report", str(out)]) == 0
     assert "planted-binary8" in capsys.readouterr().out
     assert main(["report", str(out), "--evaluations", "3"]) == 0
+    ranks = tmp_path / "ranks.png"
+    assert main(["plot", str(out), "--regret", "--ranks", str(ranks)]) == 0
+    assert ranks.stat().st_size > 10_000
     assert "| planted-binary8 (min) | random | 1 | 3 |" in capsys.readouterr().out
     assert main(["report", str(out), "--shifted"]) == 2  # no -shifted twin in these results
     assert "shifted twin" in capsys.readouterr().err

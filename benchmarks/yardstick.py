@@ -1,0 +1,56 @@
+"""The yardstick of issue 13: every method on the shifted problems, one protocol, resumable.
+
+Usage:
+    python benchmarks/yardstick.py                      # everything, in the order below
+    python benchmarks/yardstick.py --methods bounce     # one part
+    python benchmarks/yardstick.py --seeds 5-9 --methods bodi,bounce,sa
+
+Protocol: 200 evaluations, seeds 0-4 (10 for the top three of each problem), the shared
+shift-invariant initial design of 20 points (``design="uniform"``; Bounce samples its own
+5 points in its embedding, see ``bodi/baselines/bounce.py``), the ``-shifted`` twins so that no
+method profits from an optimum at a special point. The parts run one after another, cheapest
+methods first, each through ``bodi bench``'s runner; every finished evaluation is in
+``data/yardstick/results.db`` at once, so an interrupted run resumes with the same command and a
+later session adds seeds. Tables and figures:
+
+    bodi report data/yardstick
+    bodi plot data/yardstick --out docs/figures/yardstick.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from bodi.experiments.runner import expand_seeds, run_benchmark
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBLEMS = [
+    "labs50-shifted", "maxsat60-shifted", "pest-shifted", "ackley53-shifted", "svm53-shifted",
+    "labs100-shifted", "maxsat-frb126-shifted", "ackley103-shifted",
+]
+#: in the order they run: the cheap ones first, so a partial table covers many methods
+METHODS = ["random", "sa", "ga", "ngopt", "bounce", "tpe", "bodi", "casmopolitan", "bodi-paper"]
+BUDGET, N_INIT = 200, 20
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--problems", default=",".join(PROBLEMS))
+    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--seeds", default="0-4")
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--out", default=str(ROOT / "data" / "yardstick"))
+    args = parser.parse_args()
+    problems = [p for p in args.problems.split(",") if p]
+    for method in [m for m in args.methods.split(",") if m]:
+        start = time.perf_counter()
+        run_benchmark(problems, [method], expand_seeds(args.seeds), budget=BUDGET,
+                      n_init=N_INIT, out=args.out, n_workers=args.workers, progress=False,
+                      design="uniform").close()
+        print(f"{method}: done in {time.perf_counter() - start:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
