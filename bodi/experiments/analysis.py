@@ -335,7 +335,7 @@ def plot_ranks(
         for method, rank in _mean_ranks(by_method, sign).items():
             per_method[method][problem] = rank
     order = sorted(per_method, key=lambda m: statistics.mean(per_method[m].values()))
-    fig, ax = plt.subplots(figsize=(7, 0.45 * len(order) + 1.5))
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(order) + 1.5))
     y = np.arange(len(order))
     ax.barh(y, [statistics.mean(per_method[m].values()) for m in order], color="#9ecae1",
             label="mean over problems")
@@ -346,7 +346,7 @@ def plot_ranks(
     ax.set_yticks(y, order)
     ax.invert_yaxis()
     ax.set_xlabel("mean rank over seeds (1 = best)")
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=120)
