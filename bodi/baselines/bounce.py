@@ -306,6 +306,7 @@ class Bounce(Optimizer):
         state.budgets = {d0 * (1 + b) ** i: self._stage_budget(state, d0 * (1 + b) ** i)
                          for i in range(n_splits + 1)}
         state.queue = self._initial_sample(state)
+        state.restarts += 1
         return state
 
     def _stage_budget(self, state: _State, target_dim: int) -> int:
@@ -318,7 +319,8 @@ class Bounce(Optimizer):
         return min(2**target_dim, share)
 
     def _initial_sample(self, state: _State) -> list[Tensor]:
-        """``n_init`` uniform target points of the current embedding (Bounce's sample_init)."""
+        """``n_init`` uniform target points of the current embedding (Bounce's sample_init),
+        drawn from the seed and the number of restarts so far."""
         g = torch.Generator().manual_seed(derive_seed(self.seed, state.restarts, 0xB1))
         emb = state.embedding
         Y = torch.empty(self.n_init, emb.target_dim, dtype=DTYPE)
@@ -331,7 +333,6 @@ class Bounce(Optimizer):
                 k = torch.randint(0, b.size, (self.n_init,), generator=g)
                 Y[:, cols] = -1.0
                 Y[torch.arange(self.n_init), cols.start + k] = 1.0
-        state.restarts += 1
         return list(Y)
 
     def _catch_up(self) -> _State:
@@ -379,6 +380,7 @@ class Bounce(Optimizer):
             state.Y, state.losses = [], []
             state.region.reset()
             state.queue = self._initial_sample(state)
+            state.restarts += 1
 
     # ------------------------------------------------------------------ suggestions
     def _suggest(self, n: int) -> Tensor:
@@ -387,10 +389,8 @@ class Bounce(Optimizer):
         rows = [row for row in state.queue[pending : pending + n]]
         if len(rows) < n and state.Y:
             rows += self._candidates(state, n - len(rows))
-        while len(rows) < n:  # nothing to model yet: more uniform points of the embedding
-            extra = self._initial_sample(state)
-            state.restarts -= 1  # a draw for this ask only, not a restart
-            rows += extra[: n - len(rows)]
+        while len(rows) < n:  # nothing to model yet: uniform points of the embedding
+            rows += self._initial_sample(state)[: n - len(rows)]
         return state.embedding.project_up(torch.stack(rows))
 
     def _candidates(self, state: _State, q: int) -> list[Tensor]:
