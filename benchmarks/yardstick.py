@@ -9,7 +9,8 @@ Protocol: 200 evaluations, seeds 0-4 (10 for the top three of each problem), the
 shift-invariant initial design of 20 points (``design="uniform"``; Bounce samples its own
 5 points in its embedding, see ``bodi/baselines/bounce.py``), the ``-shifted`` twins so that no
 method profits from an optimum at a special point. The parts run one after another, cheapest
-methods first, each through ``bodi bench``'s runner; every finished evaluation is in
+methods first, one problem after another (its seeds together), each through ``bodi bench``'s
+runner; every finished evaluation is in
 ``data/yardstick/results.db`` at once, so an interrupted run resumes with the same command and a
 later session adds seeds. Tables and figures:
 
@@ -45,11 +46,13 @@ def main() -> None:
     args = parser.parse_args()
     problems = [p for p in args.problems.split(",") if p]
     for method in [m for m in args.methods.split(",") if m]:
-        start = time.perf_counter()
-        run_benchmark(problems, [method], expand_seeds(args.seeds), budget=BUDGET,
-                      n_init=N_INIT, out=args.out, n_workers=args.workers, progress=False,
-                      design="uniform").close()
-        print(f"{method}: done in {time.perf_counter() - start:.0f} s", flush=True)
+        for problem in problems:  # one problem at a time: an interrupted run leaves whole rows
+            start = time.perf_counter()
+            run_benchmark([problem], [method], expand_seeds(args.seeds), budget=BUDGET,
+                          n_init=N_INIT, out=args.out, n_workers=args.workers, progress=False,
+                          design="uniform").close()
+            print(f"{method} on {problem}: done in {time.perf_counter() - start:.0f} s",
+                  flush=True)
 
 
 if __name__ == "__main__":

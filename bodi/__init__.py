@@ -1,6 +1,7 @@
 """bodi: Bayesian optimization over high-dimensional binary, categorical and mixed spaces with
 Hamming embeddings via dictionaries (BODi, Deshwal et al., AISTATS 2023)."""
 
+from bodi.constraints import InfeasibleConstraintsError, LinearConstraint, Predicate
 from bodi.minimize import OptimizeResult, minimize
 from bodi.optimizers import BODi, Optimizer, RandomSearch, Trial
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
@@ -15,9 +16,12 @@ __all__ = [
     "Categorical",
     "Continuous",
     "InMemoryStorage",
+    "InfeasibleConstraintsError",
     "Integer",
+    "LinearConstraint",
     "OptimizeResult",
     "Optimizer",
+    "Predicate",
     "RandomSearch",
     "SQLiteStorage",
     "SearchSpace",

@@ -12,7 +12,9 @@ Two kinds (:data:`DESIGNS`):
   is 179.5 +- 2.5 against 92.3 +- 2.7 on maxsat60-shifted (10 seeds); the uniform design gives
   91.1 +- 3.2 and 91.2 +- 2.6 (``benchmarks/design_bias.py``).
 
-Continuous and integer parameters come from a scrambled Sobol sequence in both kinds.
+Continuous and integer parameters come from a scrambled Sobol sequence in both kinds. In a
+constrained space (:mod:`bodi.constraints`) infeasible points are repaired onto the linear
+constraints or redrawn from the feasible set, so the design is feasible.
 """
 
 from __future__ import annotations
@@ -60,9 +62,21 @@ def initial_design(space: SearchSpace, n: int, seed: int, kind: str = "uniform")
         sobol = SobolEngine(len(ordinal), scramble=True, seed=derive_seed(seed, 0x50B) % 2**31)
         X[:, ordinal] = sobol.draw(n).to(DTYPE)
         X = space.round(X)
+    if space.constraints and n:
+        X = _make_feasible(space, X, g)
     if space.is_discrete:
         X = _redraw_duplicates(space, X, g)
     return space.canonicalize(X) if n else X
+
+
+def _make_feasible(space: SearchSpace, X: Tensor, g: torch.Generator) -> Tensor:
+    """Rows of ``X`` repaired onto the linear constraints; rows still infeasible (a predicate)
+    are replaced by feasible random draws (:meth:`SearchSpace.sample`)."""
+    X = space.repair(X, g)
+    bad = ~space.feasible(X)
+    if bad.any():
+        X[bad] = space.sample(int(bad.sum()), generator=g)
+    return X
 
 
 def _redraw_duplicates(space: SearchSpace, X: Tensor, g: torch.Generator) -> Tensor:

@@ -34,8 +34,17 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from bodi.constraints import (
+    Constraint,
+    ConstraintSet,
+    InfeasibleConstraintsError,
+    constraint_from_dict,
+)
+
 Value = bool | int | float | str
 DTYPE = torch.float64
+#: rounds of :meth:`SearchSpace.sample` in a constrained space before it gives up
+MAX_SAMPLING_ROUNDS = 50
 
 
 def _check_name(name: Any) -> str:
@@ -313,13 +322,16 @@ class SearchSpace:
     """
 
     parameters: tuple[Parameter, ...]
+    #: input constraints (:mod:`bodi.constraints`): every point bodi proposes satisfies them
+    constraints: tuple[Constraint, ...] = ()
     _index: dict[str, int] = field(init=False, repr=False, compare=False)
+    _constraint_set: ConstraintSet | None = field(init=False, repr=False, compare=False)
     #: per column: the encoding's upper bound, and the grid steps of an integer column
     #: (``high - low``; 0 elsewhere); computed once, used by the vectorized methods
     _upper: Tensor = field(init=False, repr=False, compare=False)
     _integer_steps: Tensor = field(init=False, repr=False, compare=False)
 
-    def __init__(self, parameters: Iterable[Parameter]) -> None:
+    def __init__(self, parameters: Iterable[Parameter], constraints: Sequence[Any] = ()) -> None:
         if isinstance(parameters, Mapping | str):
             raise ValueError("parameters must be a list of Binary/Categorical/Continuous/Integer")
         parameters = tuple(parameters)
@@ -340,6 +352,15 @@ class SearchSpace:
         steps = [p.high - p.low if p.kind == "integer" else 0 for p in parameters]
         object.__setattr__(self, "_upper", torch.tensor(upper, dtype=DTYPE))
         object.__setattr__(self, "_integer_steps", torch.tensor(steps, dtype=DTYPE))
+        object.__setattr__(self, "constraints", ())
+        object.__setattr__(self, "_constraint_set", None)
+        if isinstance(constraints, Sequence) and not isinstance(constraints, str) and (
+            len(constraints) == 0
+        ):
+            return
+        checked = ConstraintSet(self, constraints)
+        object.__setattr__(self, "constraints", checked.constraints)
+        object.__setattr__(self, "_constraint_set", checked)
 
     # ----------------------------------------------------------------- structure
     def __len__(self) -> int:
@@ -396,7 +417,8 @@ class SearchSpace:
     @property
     def cardinality(self) -> int | float:
         """Number of distinct configurations: an exact ``int`` (any size), ``math.inf`` with a
-        continuous parameter."""
+        continuous parameter. Constraints are not counted: this is an upper bound for a
+        constrained space."""
         if not self.is_discrete:
             return math.inf
         return math.prod(p.cardinality for p in self.parameters)
@@ -464,7 +486,53 @@ class SearchSpace:
         return X
 
     def sample(self, n: int, generator: torch.Generator | None = None) -> Tensor:
-        """Draw ``n`` configurations uniformly at random: an ``n x dim`` tensor."""
+        """Draw ``n`` configurations at random: an ``n x dim`` tensor.
+
+        Without constraints they are uniform. With constraints every row is feasible: uniform
+        draws are repaired onto the linear constraints (:meth:`repair`) and the infeasible ones
+        dropped, in rounds, until ``n`` are found (if only some are found after many rounds,
+        they are repeated to fill ``n`` rows).
+
+        Raises:
+            InfeasibleConstraintsError: if no feasible configuration was found at all.
+        """
+        if self._constraint_set is None:
+            return self._sample_box(n, generator)
+        found: list[Tensor] = []
+        count, draws = 0, max(64, 2 * n)
+        for _ in range(MAX_SAMPLING_ROUNDS):
+            if count >= n:
+                break
+            X = self.repair(self._sample_box(draws, generator), generator)
+            X = X[self.feasible(X)]
+            found.append(X)
+            count += len(X)
+        X = torch.cat(found) if found else torch.empty(0, self.dim, dtype=DTYPE)
+        if n and not len(X):
+            raise InfeasibleConstraintsError(
+                f"no configuration satisfying the constraints was found in "
+                f"{MAX_SAMPLING_ROUNDS * draws} random draws (repaired onto the linear "
+                f"constraints); check the constraints {[str(c) for c in self.constraints]}"
+            )
+        if len(X) < n:
+            X = X.repeat(math.ceil(n / len(X)), 1)
+        return X[:n]
+
+    def feasible(self, X: Tensor) -> Tensor:
+        """Mask (``...``) of the ``... x dim`` encoded points that satisfy the constraints."""
+        if self._constraint_set is None:
+            return torch.ones(X.shape[:-1], dtype=torch.bool, device=X.device)
+        return self._constraint_set.feasible(X).to(X.device)
+
+    def repair(self, X: Tensor, generator: torch.Generator | None = None) -> Tensor:
+        """A copy of ``n x dim`` points moved onto the linear constraints where possible
+        (:meth:`bodi.constraints.ConstraintSet.repair`); unchanged without constraints."""
+        if self._constraint_set is None:
+            return X.clone()
+        return self._constraint_set.repair(X, generator)
+
+    def _sample_box(self, n: int, generator: torch.Generator | None = None) -> Tensor:
+        """``n x dim`` uniform draws, constraints ignored."""
         X = torch.rand(n, self.dim, generator=generator, dtype=DTYPE)
         discrete = self.discrete_dims
         if discrete:
@@ -484,13 +552,24 @@ class SearchSpace:
 
     # ---------------------------------------------------------------------- JSON
     def to_dict(self) -> dict[str, Any]:
-        return {"parameters": [p.to_dict() for p in self.parameters]}
+        """The space as JSON-ready data; a predicate constraint keeps only its name (it cannot
+        be read back, see :func:`bodi.constraints.constraint_from_dict`)."""
+        data: dict[str, Any] = {"parameters": [p.to_dict() for p in self.parameters]}
+        if self.constraints:
+            data["constraints"] = [c.to_dict() for c in self.constraints]
+        return data
 
     @classmethod
     def from_dict(cls, data: Any) -> SearchSpace:
         """Build a space from the documented JSON format (see ``to_dict``)."""
         if not isinstance(data, Mapping) or "parameters" not in data:
             raise ValueError('a search space must be an object with a "parameters" list')
+        unknown = set(data) - {"parameters", "constraints"}
+        if unknown:
+            raise ValueError(f"search space: unknown field(s) {sorted(unknown)}")
+        constraints = data.get("constraints", [])
+        if not isinstance(constraints, list):
+            raise ValueError('"constraints" must be a list')
         specs = data["parameters"]
         if not isinstance(specs, list):
             raise ValueError('"parameters" must be a list')
@@ -517,7 +596,7 @@ class SearchSpace:
                 parameters.append(_PARAMETER_TYPES[kind](**kwargs))
             except TypeError as err:  # pragma: no cover - guarded by the field checks above
                 raise ValueError(f"parameter {name!r}: {err}") from err
-        return cls(parameters)
+        return cls(parameters, [constraint_from_dict(c) for c in constraints])
 
     def to_json(self, path: str | Path | None = None) -> str:
         text = json.dumps(self.to_dict(), indent=2)
@@ -593,14 +672,22 @@ def nearby_new_point(
 
     Tried in this order: the :class:`NeighbourMoves` of ``x`` (one discrete or integer parameter
     changed) in random order, ``x`` with its continuous parameters jittered at growing scales,
-    then uniform samples. Raises :class:`SearchSpaceExhaustedError` if none is new.
+    then random samples. In a constrained space only feasible points qualify, and ``x`` repaired
+    onto the linear constraints (:meth:`SearchSpace.repair`) and its neighbours are tried first.
+    Raises :class:`SearchSpaceExhaustedError` if none is new.
     """
 
     def first_new(rows: Tensor) -> Tensor | None:
+        if space.constraints:
+            rows = rows[space.feasible(rows)]
         fresh = [i for i, key in enumerate(row_keys(space, rows).tolist()) if key not in taken]
         return rows[fresh[0]] if fresh else None
 
     moves = NeighbourMoves(space)
+    if space.constraints:
+        x = space.canonicalize(space.repair(x.unsqueeze(0), generator))[0]
+        if (found := first_new(x.unsqueeze(0))) is not None:
+            return found
     if len(moves):  # neighbours of a canonical row are canonical once rounded onto the grids
         order = torch.randperm(len(moves), generator=generator)
         if (found := first_new(space.round(moves.apply(x.unsqueeze(0))[0, order]))) is not None:

@@ -9,7 +9,8 @@ active restarts with tensor operations and scores them in a single acquisition c
 A neighbour changes one parameter: a bit flip, a categorical set to another value, or an integer
 moved one step. Points in ``avoid`` (evaluated or pending) are never returned. With a
 :class:`~bodi.acquisition.trust_region.TrustRegion`, starts are drawn inside it and moves that
-leave it are refused.
+leave it are refused. In a constrained space (:mod:`bodi.constraints`) infeasible starts and
+moves score ``-inf``: the climb stays on feasible points.
 """
 
 from __future__ import annotations
@@ -86,6 +87,8 @@ def local_search(
             allowed &= ~torch.isin(row_keys(space, X), avoid_keys)
         if region is not None:
             allowed &= region.contains(X)
+        if space.constraints:
+            allowed &= space.feasible(X)
         return torch.where(allowed, values, torch.full_like(values, -torch.inf))
 
     pool = [space.sample(raw_samples) if region is None else region.sample(raw_samples)]
@@ -149,7 +152,7 @@ def _continuous_step(
     region: TrustRegion | None,
 ) -> tuple[Tensor, Tensor]:
     """L-BFGS-B on the continuous columns of every row (others fixed, per row), within the
-    region's box; a row keeps its old point unless the new one scores higher."""
+    region's box; a row keeps its old point unless the new one scores higher (and is feasible)."""
     bounds = space.bounds if region is None else region.bounds
     fixed = [i for i in range(space.dim) if i not in set(space.continuous_dims)]
     options: dict = {"maxiter": 100}
@@ -169,5 +172,7 @@ def _continuous_step(
     with torch.no_grad():
         new_values = acq_function(candidates.unsqueeze(-2))
     better = new_values > values
+    if space.constraints:  # a step that leaves the feasible set is refused
+        better &= space.feasible(candidates)
     X = torch.where(better.unsqueeze(-1), candidates, X)
     return X, torch.where(better, new_values, values)

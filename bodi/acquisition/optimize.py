@@ -130,7 +130,7 @@ def optimize_acquisition(
         method: ``"local"`` (:func:`bodi.acquisition.local_search.local_search`; in mixed
             spaces interleaved with continuous L-BFGS-B steps), ``"botorch"``
             (``optimize_acqf_mixed_alternating``), or ``"auto"``: ``"local"`` for fully
-            discrete spaces or with a trust region, ``"botorch"`` otherwise.
+            discrete spaces, with a trust region or with constraints, ``"botorch"`` otherwise.
         options: extra options for the chosen method.
         region: a trust region (``"local"`` only): nothing outside it is proposed.
         pending: ``p x dim`` points under evaluation that ``acq_function`` already accounts
@@ -148,11 +148,14 @@ def optimize_acquisition(
                 f"cannot propose {q} new point(s)"
             )
     if method == "auto":
-        method = "local" if space.is_discrete or region is not None else "botorch"
+        local = space.is_discrete or region is not None or bool(space.constraints)
+        method = "local" if local else "botorch"
     if method not in ("local", "botorch"):
         raise ValueError(f"unknown acquisition optimizer {method!r} (use 'local' or 'botorch')")
     if method == "botorch" and region is not None:
         raise ValueError("a trust region needs the 'local' acquisition optimizer")
+    if method == "botorch" and space.constraints:
+        raise ValueError("a constrained search space needs the 'local' acquisition optimizer")
     centres = incumbents if incumbents is not None else torch.empty(0, dim, dtype=torch.float64)
     if method == "local":
         return _optimize_local(

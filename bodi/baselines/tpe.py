@@ -47,6 +47,9 @@ class TPE(ModelBasedOptimizer):
     TPE often proposes a configuration again in small discrete spaces; in a fully discrete space
     such a proposal is left running (the constant liar then steers away from it) and asked again,
     up to :data:`ASK_RETRIES` times, and then replaced by a uniform sample never proposed before.
+    In a constrained space an infeasible proposal is treated the same way (asked again while the
+    constant liar steers away from it; one left after the retries is replaced by the nearest
+    feasible new point, see :meth:`bodi.optimizers.Optimizer.ask`).
 
     ``n_init`` is the size of the shared initial design (``0``: none); the other arguments are
     those of :class:`bodi.optimizers.Optimizer`.
@@ -96,11 +99,15 @@ class TPE(ModelBasedOptimizer):
                     row = from_optuna_params(
                         self.space, distributions, study.ask(distributions).params
                     )
+                    x = torch.tensor([row], dtype=DTYPE)
+                    if self.space.constraints and not self.space.feasible(x)[0]:
+                        continue  # left running: the constant liar steers away from it
                     if seen is None:
                         break
-                    key = int(row_keys(self.space, torch.tensor([row], dtype=DTYPE))[0])
+                    key = int(row_keys(self.space, x)[0])
                     if key not in seen:
                         seen.add(key)
                         break
-                rows.append(row)  # a repeat left after the retries is replaced by the caller
+                rows.append(row)  # a repeat (or infeasible point) left after the retries is
+                # replaced by the caller
         return torch.tensor(rows, dtype=DTYPE).reshape(len(rows), self.space.dim)

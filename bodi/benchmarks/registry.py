@@ -4,7 +4,8 @@ Names: ``labs<N>`` (e.g. ``labs50``), ``maxsat60`` (needs the frb10-6-4.wcnf fil
 ``maxsat-random<N>``, ``maxsat-frb<N>`` (frb10-6-4's construction at ``N`` variables, a
 multiple of 6, e.g. ``maxsat-frb126``), ``pest``, ``ackley53``, ``svm53`` (optional ``csv=``),
 ``planted-binary<N>``, ``ackley<N>`` (``N - 3`` binary and 3 continuous parameters, e.g.
-``ackley103``), and any of these followed by ``-shifted``.
+``ackley103``), and any of these followed by ``-shifted``; then optionally by ``-atmost<K>``
+(at most ``K`` binary parameters on, e.g. ``svm53-atmost10``; :mod:`bodi.benchmarks.constrained`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from bodi.benchmarks.ackley import ackley
 from bodi.benchmarks.base import Problem
+from bodi.benchmarks.constrained import SUFFIX as AT_MOST, at_most
 from bodi.benchmarks.labs import labs
 from bodi.benchmarks.maxsat import frb_maxsat, maxsat60, random_maxsat
 from bodi.benchmarks.pest import pest
@@ -43,7 +45,7 @@ _FAMILIES: dict[str, tuple[int, Callable[[int], Problem]]] = {
 def _valid_names() -> str:
     return (
         ", ".join([*PROBLEMS, *PATTERNS])
-        + f" (any of them may end in {SUFFIX!r})"
+        + f" (any of them may end in {SUFFIX!r}, then in '{AT_MOST}<K>')"
     )
 
 
@@ -61,6 +63,10 @@ def get_problem(
     if not isinstance(name, str):
         raise ValueError(f"problem name must be a string, got {name!r}")
     base = name.strip().lower()
+    limit = re.fullmatch(rf"(.+){AT_MOST}(\d+)", base)
+    if limit:
+        inner = get_problem(limit.group(1), wcnf=wcnf, csv=csv, shift_seed=shift_seed)
+        return at_most(inner, int(limit.group(2)))
     is_shifted = base.endswith(SUFFIX)
     if is_shifted:
         base = base[: -len(SUFFIX)]

@@ -362,8 +362,7 @@ class Optimizer(ABC):
         if X.shape != (new, self.space.dim):
             raise RuntimeError(f"{type(self).__name__} suggested shape {tuple(X.shape)}")
         X = self.space.canonicalize(X)  # exactly what tell() will encode
-        if not self.allow_repeats:
-            X = self._replace_repeats(X)
+        X = self._replace_unusable(X)
         now = time.time()
         records = [
             Trial(-1, params, x, suggest_seconds=seconds, worker=self.worker,
@@ -379,20 +378,29 @@ class Optimizer(ABC):
             return None
         return [self.trials[r.number] for r in stored]
 
-    def _replace_repeats(self, X: Tensor) -> Tensor:
-        """Swap each row of canonical ``X`` that equals an earlier trial (or an earlier row)
-        for a new configuration near it (:func:`bodi.space.nearby_new_point`)."""
+    def _replace_unusable(self, X: Tensor) -> Tensor:
+        """Swap each row of canonical ``X`` that violates the space's constraints, or (unless
+        ``allow_repeats``) equals an earlier trial or an earlier row, for a new feasible
+        configuration near it (:func:`bodi.space.nearby_new_point`). This is the guarantee that
+        no optimizer, a baseline that knows nothing of constraints included, proposes an
+        infeasible point."""
+        feasible = self.space.feasible(X).tolist()
+        if self.allow_repeats and all(feasible):
+            return X
         keys = row_keys(self.space, X).tolist()
-        taken = set(row_keys(self.space, self._stack([t.x for t in self.trials])).tolist())
+        taken = set() if self.allow_repeats else set(
+            row_keys(self.space, self._stack([t.x for t in self.trials])).tolist()
+        )
         out = []
         for i, key in enumerate(keys):
-            if key in taken:
+            if key in taken or not feasible[i]:
                 g = torch.Generator().manual_seed(derive_seed(self.seed, len(self.trials), i))
                 out.append(nearby_new_point(self.space, X[i], taken, g))
                 key = int(row_keys(self.space, out[-1].unsqueeze(0))[0])
             else:
                 out.append(X[i])
-            taken.add(key)
+            if not self.allow_repeats:
+                taken.add(key)
         return torch.stack(out)
 
     def tell(

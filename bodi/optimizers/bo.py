@@ -112,6 +112,9 @@ class GPOptimizer(ModelBasedOptimizer):
                              f"{trust_region!r}")
         if trust_region is not False and acquisition_optimizer == "botorch":
             raise ValueError("a trust region needs acquisition_optimizer 'auto' or 'local'")
+        if space.constraints and acquisition_optimizer == "botorch":
+            raise ValueError("a constrained search space needs acquisition_optimizer 'auto' or "
+                             "'local'")
         self.tensor_kwargs = model_tensor_kwargs(device, dtype)
         self.acquisition = acquisition
         self.num_restarts = num_restarts

@@ -550,3 +550,19 @@ def test_registry_rejects_unknown_names():
     for name in ("labs50", "maxsat60", "pest", "ackley53", "svm53", "labs<N>", "-shifted"):
         assert name in str(err.value)
     assert {"labs50", "maxsat60", "pest", "ackley53", "svm53"} <= set(PROBLEMS)
+
+
+def test_at_most_k_variant_constrains_the_space_and_keeps_the_objective():
+    from bodi.benchmarks.registry import get_problem
+
+    base, limited = get_problem("labs20"), get_problem("labs20-shifted-atmost5")
+    assert limited.name == "labs20-shifted-atmost5" and limited.optimal_value is None
+    X = limited.space.sample(50, generator=torch.Generator().manual_seed(0))
+    assert (X.sum(-1) <= 5).all()
+    shifted_labs = get_problem("labs20-shifted")
+    assert torch.equal(limited.evaluate_encoded(X), shifted_labs.evaluate_encoded(X))
+    assert not base.space.constraints
+    with pytest.raises(ValueError, match="K must be in 0 .. 19"):
+        get_problem("labs20-atmost20")
+    with pytest.raises(ValueError, match="no binary parameter"):
+        get_problem("pest-atmost3")
