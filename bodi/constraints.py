@@ -216,6 +216,7 @@ class ConstraintSet:
         self._low = torch.tensor(lows, dtype=torch.float64)
         self._high = torch.tensor(highs, dtype=torch.float64)
         self._log = torch.tensor(logs, dtype=torch.bool)
+        self._categorical = torch.tensor([p.kind == "categorical" for p in space.parameters])
         self._grid = torch.tensor(
             [p.kind in ("binary", "integer") for p in space.parameters], dtype=torch.bool
         )
@@ -233,9 +234,7 @@ class ConstraintSet:
         linear = low + X.clamp(0.0, 1.0) * (high - low)
         logged = torch.exp(low.clamp(min=1e-300).log() + X.clamp(0.0, 1.0)
                            * (high.clamp(min=1e-300).log() - low.clamp(min=1e-300).log()))
-        V = torch.where(self._log, logged, linear)
-        categorical = torch.tensor([p.kind == "categorical" for p in self.space.parameters])
-        return torch.where(categorical, X, V)
+        return torch.where(self._categorical, X, torch.where(self._log, logged, linear))
 
     def _encode_column(self, j: Tensor, v: Tensor) -> Tensor:
         """Encoded positions of user values ``v`` (``b``) in columns ``j`` (``b``)."""

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from bodi.benchmarks.ackley import ackley
 from bodi.benchmarks.base import Problem
-from bodi.benchmarks.constrained import SUFFIX as AT_MOST, at_most
+from bodi.benchmarks.constrained import SUFFIX as AT_MOST
+from bodi.benchmarks.constrained import at_most
 from bodi.benchmarks.labs import labs
 from bodi.benchmarks.maxsat import frb_maxsat, maxsat60, random_maxsat
 from bodi.benchmarks.pest import pest

@@ -562,7 +562,7 @@ def test_at_most_k_variant_constrains_the_space_and_keeps_the_objective():
     shifted_labs = get_problem("labs20-shifted")
     assert torch.equal(limited.evaluate_encoded(X), shifted_labs.evaluate_encoded(X))
     assert not base.space.constraints
-    with pytest.raises(ValueError, match="K must be in 0 .. 19"):
+    with pytest.raises(ValueError, match=r"K must be in 0 \.\. 19"):
         get_problem("labs20-atmost20")
     with pytest.raises(ValueError, match="no binary parameter"):
         get_problem("pest-atmost3")
