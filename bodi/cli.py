@@ -229,6 +229,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         result = minimize(
             objective, space, budget=args.budget, seed=args.seed, direction=args.direction,
+            directions=_directions(args.directions),
             n_workers=args.workers, executor=executor, timeout=args.timeout, storage=storage,
             study_name=args.study_name, n_init=args.n_init, progress=not args.quiet,
             max_consecutive_failures=args.max_failures, max_attempts=args.max_attempts,
@@ -241,8 +242,30 @@ def _run(args: argparse.Namespace) -> int:
     states = [t.state for t in result.history]
     print(f"{states.count('complete')} complete, {states.count('failed')} failed trials in "
           f"{args.storage} (study {args.study_name!r})")
-    print(f"best value {result.best_value:.6g} at {result.best_params}")
+    if result.optimizer.is_multi_objective:
+        print(f"{len(result.pareto_front)} Pareto-optimal trials:")
+        _print_front(result.pareto_front)
+    else:
+        print(f"best value {result.best_value:.6g} at {result.best_params}")
     return 0
+
+
+def _directions(text: str | None) -> list[str] | None:
+    """``--directions minimize,maximize`` as a list (``None`` when not given)."""
+    if text is None:
+        return None
+    directions = [d.strip() for d in text.split(",")]
+    bad = [d for d in directions if d not in ("minimize", "maximize")]
+    if bad or len(directions) < 2:
+        raise ValueError(f"--directions takes two or more of minimize/maximize separated by "
+                         f"commas, got {text!r}")
+    return directions
+
+
+def _print_front(front: list) -> None:
+    for trial in front:
+        values = ", ".join(f"{v:.6g}" for v in trial.objective_values)
+        print(f"  #{trial.number}: ({values})")
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -262,6 +285,14 @@ def _show(args: argparse.Namespace) -> int:
     print(f"study {optimizer.study_name!r}: {len(states)} trials ({states.count('complete')} "
           f"complete, {states.count('failed')} failed, {states.count('pending')} pending), "
           f"{optimizer.direction}")
+    plot = Path(args.plot) if args.plot else Path(args.storage).with_suffix(".png")
+    if optimizer.is_multi_objective:
+        front = optimizer.pareto_front
+        print(f"{len(front)} Pareto-optimal trials" + (":" if front else ""))
+        _print_front(front)
+        if front:
+            print(f"Pareto-front plot: {plot_study(optimizer, plot)}")
+        return 0
     best = optimizer.best
     if best is None:
         print("no completed trial yet")
@@ -271,7 +302,6 @@ def _show(args: argparse.Namespace) -> int:
         print(f"best trial #{number}: value {best[1]:.6g}")
         for name, value in best[0].items():
             print(f"  {name} = {value!r}")
-        plot = Path(args.plot) if args.plot else Path(args.storage).with_suffix(".png")
         print(f"convergence plot: {plot_study(optimizer, plot)}")
     return 0
 
@@ -345,6 +375,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--study-name", default="default")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--direction", choices=["minimize", "maximize"], default="minimize")
+    run.add_argument("--directions", default=None,
+                     help="several objectives, e.g. minimize,minimize: the objective returns "
+                          "one value per objective; the result is a Pareto front")
     run.add_argument("--workers", type=_positive_int, default=1,
                      help="evaluations running at once (threads, or Dask with --scheduler)")
     run.add_argument("--scheduler", default=None, help="address of a running Dask scheduler")
@@ -371,7 +404,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the model's precision (stored with the study)")
     run.set_defaults(handler=_run)
 
-    show = sub.add_parser("show", help="best trial and convergence plot of a stored study")
+    show = sub.add_parser("show", help="best trial and convergence plot of a stored study "
+                                       "(several objectives: Pareto front and its plot)")
     show.add_argument("storage")
     show.add_argument("--study-name", default=None)
     show.add_argument("--json", action="store_true", help="print every trial as JSON")

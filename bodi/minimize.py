@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import (
     FIRST_COMPLETED,
     Executor,
@@ -21,7 +21,7 @@ from bodi.optimizers.bo import BODi
 from bodi.progress import ProgressBars
 from bodi.space import SearchSpace, Value
 
-Objective = Callable[[dict[str, Value]], float]
+Objective = Callable[[dict[str, Value]], float | Sequence[float]]
 
 
 @dataclass
@@ -29,19 +29,26 @@ class OptimizeResult:
     """Outcome of :func:`minimize`.
 
     Attributes:
-        best_params: the best configuration found.
-        best_value: its value.
+        best_params: the best configuration found (``None`` with several objectives).
+        best_value: its value (``None`` with several objectives).
         history: every trial in order (``Trial.params``, ``.value``, ``.state``, ...).
         optimizer: the optimizer, ready to continue with ``ask``/``tell``.
+        pareto_front: the complete trials no other complete trial dominates, each with
+            ``.params`` and ``.values`` (with one objective: the best trials).
     """
 
-    best_params: dict[str, Value]
-    best_value: float
+    best_params: dict[str, Value] | None
+    best_value: float | None
     history: list[Trial]
     optimizer: Optimizer
+    pareto_front: list[Trial]
 
     @property
-    def values(self) -> list[float | None]:
+    def values(self) -> list[float | None] | list[list[float] | None]:
+        """Each trial's value (with several objectives: its list of values), ``None`` where
+        the evaluation failed."""
+        if self.optimizer.is_multi_objective:
+            return [t.objective_values for t in self.history]
         return [t.value for t in self.history]
 
 
@@ -52,6 +59,7 @@ def minimize(
     *,
     seed: int = 0,
     direction: str = "minimize",
+    directions: Sequence[str] | None = None,
     batch_size: int = 1,
     n_workers: int = 1,
     executor: Any = None,
@@ -67,13 +75,18 @@ def minimize(
     """Optimize ``func`` over ``space`` until the study holds ``budget`` finished evaluations.
 
     Args:
-        func: takes a dict of parameter values, returns a float. An exception, NaN or inf, or
-            running longer than ``timeout`` marks that evaluation as failed (it still counts
-            toward the budget, and the point is never proposed again).
+        func: takes a dict of parameter values, returns a float (with several objectives: a
+            sequence of one float per objective). An exception, NaN or inf, or running longer
+            than ``timeout`` marks that evaluation as failed (it still counts toward the
+            budget, and the point is never proposed again).
         space: the search space.
         budget: number of finished (complete or failed) evaluations in the study.
         seed: seed of the optimizer (ignored when ``optimizer`` is given).
         direction: ``"minimize"`` (default) or ``"maximize"``.
+        directions: one direction per objective, for several objectives (e.g.
+            ``["minimize", "minimize"]`` for error and cost); the result's ``pareto_front``
+            holds the trade-offs found. See :class:`BODi` for ``ref_point`` and
+            ``known_objectives``.
         batch_size: points proposed per ``ask`` when evaluating sequentially.
         n_workers: evaluations kept running at once. As soon as one finishes it is stored and
             the next point is suggested with the running ones as pending points.
@@ -91,7 +104,8 @@ def minimize(
             trials, each once.
         study_name: the study's name in ``storage``.
         optimizer: an ask/tell optimizer to use instead of a new :class:`BODi`.
-        progress: show a progress bar with the best value so far.
+        progress: show a progress bar with the best value so far (with several objectives:
+            the size of the Pareto front).
         callback: called with each finished trial.
         max_consecutive_failures: stop with an error after this many failures in a row.
         **bodi_options: keywords for :class:`BODi` (``dictionary_size``, ``n_init``, ...).
@@ -105,15 +119,15 @@ def minimize(
     if not callable(func):
         raise ValueError("func must be callable")
     if optimizer is None:
-        optimizer = BODi(space, seed=seed, direction=direction, storage=storage,
-                         study_name=study_name, **bodi_options)
+        optimizer = BODi(space, seed=seed, direction=direction, directions=directions,
+                         storage=storage, study_name=study_name, **bodi_options)
     elif bodi_options or storage is not None:
         raise ValueError("BODi options and storage cannot be combined with an explicit optimizer")
     loop = _Loop(optimizer, budget, callback, max_consecutive_failures)
     warnings_before = optimizer.numerical_warnings
     with ProgressBars(progress, what="progress=True (the progress bar)") as bars:
         bar = bars.add("[bold]bodi", total=budget, completed=loop.finished)
-        loop.advance = lambda opt: bars.advance(bar, None if opt.best is None else opt.best[1])
+        loop.advance = lambda opt: bars.advance(bar, _progress_summary(opt))
         if n_workers == 1 and executor is None and timeout is None:
             loop.run_sequential(func, batch_size)
         else:
@@ -125,10 +139,21 @@ def minimize(
         logger.info("%d numerical warning(s) of model fitting and acquisition optimization "
                     "were gathered during this run (details: the 'bodi' logger at DEBUG level)",
                     gathered)
-    best = optimizer.best
-    if best is None:
+    front = optimizer.pareto_front
+    if not front:
         raise RuntimeError("every evaluation failed; see result history for the messages")
-    return OptimizeResult(best[0], best[1], optimizer.history, optimizer)
+    if optimizer.is_multi_objective:
+        return OptimizeResult(None, None, optimizer.history, optimizer, front)
+    best = optimizer.best
+    return OptimizeResult(best[0], best[1], optimizer.history, optimizer, front)
+
+
+def _progress_summary(optimizer: Optimizer) -> float | str | None:
+    """What the progress bar shows: the best value, or the Pareto front's size."""
+    if optimizer.is_multi_objective:
+        return f"{len(optimizer.pareto_front)} Pareto-optimal"
+    best = optimizer.best
+    return None if best is None else best[1]
 
 
 class _Loop:

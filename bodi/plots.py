@@ -1,4 +1,4 @@
-"""Convergence plot of a single study (``bodi show``)."""
+"""Convergence plot of a single study, or its Pareto front (``bodi show``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,10 @@ from bodi.optimizers import Optimizer
 
 
 def plot_study(optimizer: Optimizer, path: str | Path, title: str | None = None) -> Path:
-    """Each completed value (dots), failed trials (crosses) and the best so far (line)."""
+    """Each completed value (dots), failed trials (crosses) and the best so far (line); with
+    several objectives, :func:`plot_pareto_front`."""
+    if optimizer.is_multi_objective:
+        return plot_pareto_front(optimizer, path, title)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -34,6 +37,36 @@ def plot_study(optimizer: Optimizer, path: str | Path, title: str | None = None)
         ax.plot(failed, [high] * len(failed), "x", color="red", label="failed")
     ax.set_xlabel("trial")
     ax.set_ylabel(f"objective ({optimizer.direction})")
+    ax.set_title(title or optimizer.study_name)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return Path(path)
+
+
+def plot_pareto_front(optimizer: Optimizer, path: str | Path, title: str | None = None,
+                      objectives: tuple[int, int] = (0, 1)) -> Path:
+    """Objective ``objectives[0]`` against ``objectives[1]`` of every completed trial (dots,
+    coloured by trial number) and the Pareto front (a staircase through its trials)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    i, j = objectives
+    done = [t for t in optimizer.trials if t.state == "complete"]
+    front = sorted(optimizer.pareto_front, key=lambda t: t.objective_values[i])
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    points = ax.scatter([t.objective_values[i] for t in done],
+                        [t.objective_values[j] for t in done],
+                        c=[t.number for t in done], cmap="viridis", s=14, alpha=0.7)
+    fig.colorbar(points, ax=ax, label="trial")
+    ax.step([t.objective_values[i] for t in front], [t.objective_values[j] for t in front],
+            where="post", color="crimson", marker="o", label=f"Pareto front ({len(front)})")
+    directions = optimizer.directions
+    ax.set_xlabel(f"objective {i} ({directions[i]})")
+    ax.set_ylabel(f"objective {j} ({directions[j]})")
     ax.set_title(title or optimizer.study_name)
     ax.legend()
     fig.tight_layout()

@@ -41,11 +41,15 @@ class ProgressBars:
             return None
         return self._progress.add_task(label, total=total, completed=completed, best="")
 
-    def advance(self, bar: int | None, best: float | None = None) -> None:
-        """One more step on ``bar``; ``best`` (if given) is shown as the best value so far."""
+    def advance(self, bar: int | None, best: float | str | None = None) -> None:
+        """One more step on ``bar``; ``best`` (if given) is shown as the best value so far
+        (a string is shown as it is)."""
         if self._progress is None or bar is None:
             return
-        fields = {} if best is None else {"best": f"best {best:.6g}"}
+        if best is None:
+            fields = {}
+        else:
+            fields = {"best": best if isinstance(best, str) else f"best {best:.6g}"}
         self._progress.update(bar, advance=1, **fields)
 
     def __exit__(self, *exc: object) -> None:

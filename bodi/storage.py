@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = "bodi-study"
-VERSION = 2  # 2: trials carry their worker, heartbeat, attempts and a change sequence number
+VERSION = 3  # 2: trials carry their worker, heartbeat, attempts and a change sequence number;
+# 3: trials of multi-objective studies carry their objective values (``objective_values``)
 SQLITE_HEADER = b"SQLite format 3\x00"
 TABLES = (
     "CREATE TABLE IF NOT EXISTS bodi_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -36,15 +37,18 @@ TABLES = (
     study TEXT NOT NULL, number INTEGER NOT NULL, state TEXT NOT NULL, params TEXT NOT NULL,
     x TEXT NOT NULL, value REAL, message TEXT, suggest_seconds REAL NOT NULL,
     updated REAL NOT NULL, worker TEXT, heartbeat REAL, attempts INTEGER NOT NULL DEFAULT 1,
-    seq INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (study, number))""",
+    seq INTEGER NOT NULL DEFAULT 0, objective_values TEXT, PRIMARY KEY (study, number))""",
 )
 #: columns added by format version 2 (a version-1 file is upgraded in place when opened)
 _V2_COLUMNS = (
     "worker TEXT", "heartbeat REAL", "attempts INTEGER NOT NULL DEFAULT 1",
     "seq INTEGER NOT NULL DEFAULT 0",
 )
+#: the column added by format version 3
+_V3_COLUMNS = ("objective_values TEXT",)
 _TRIAL_COLUMNS = (
-    "number, state, params, x, value, message, suggest_seconds, worker, heartbeat, attempts"
+    "number, state, params, x, value, message, suggest_seconds, worker, heartbeat, attempts, "
+    "objective_values"
 )
 
 
@@ -57,7 +61,13 @@ class StudyRecord:
     space: dict[str, Any]
     settings: dict[str, Any]
     seed: int
+    #: ``"minimize"``/``"maximize"``; a multi-objective study's directions joined by commas
     direction: str
+
+    @property
+    def directions(self) -> list[str]:
+        """One direction per objective."""
+        return self.direction.split(",")
 
 
 @dataclass(frozen=True)
@@ -79,6 +89,9 @@ class TrialRecord:
     worker: str | None = None
     heartbeat: float | None = None
     attempts: int = 1
+    #: the objective values of a complete trial of a multi-objective study (``value`` is then
+    #: ``None``); ``None`` in a single-objective study
+    values: list[float] | None = None
 
 
 class Storage:
@@ -245,15 +258,17 @@ class SQLiteStorage(Storage):
 
     @staticmethod
     def _upgrade(db: sqlite3.Connection) -> None:
-        """Add the version-2 columns to a version-1 file (inside the opening transaction)."""
+        """Add the columns of later versions to an older file (inside the opening transaction)."""
         columns = {row[1] for row in db.execute("PRAGMA table_info(trials)")}
-        if "seq" in columns:
-            return
-        for column in _V2_COLUMNS:
-            db.execute(f"ALTER TABLE trials ADD COLUMN {column}")
-        db.execute("UPDATE trials SET seq = rowid")
-        db.execute("INSERT OR REPLACE INTO bodi_meta VALUES "
-                   "('seq', (SELECT COALESCE(MAX(seq), 0) FROM trials))")
+        if "seq" not in columns:
+            for column in _V2_COLUMNS:
+                db.execute(f"ALTER TABLE trials ADD COLUMN {column}")
+            db.execute("UPDATE trials SET seq = rowid")
+            db.execute("INSERT OR REPLACE INTO bodi_meta VALUES "
+                       "('seq', (SELECT COALESCE(MAX(seq), 0) FROM trials))")
+        if "objective_values" not in columns:
+            for column in _V3_COLUMNS:
+                db.execute(f"ALTER TABLE trials ADD COLUMN {column}")
         db.execute("UPDATE bodi_meta SET value = ? WHERE key = 'version'", (str(VERSION),))
 
     @property
@@ -310,10 +325,11 @@ class SQLiteStorage(Storage):
 
     def _write(self, study: str, trial: TrialRecord) -> None:  # inside a transaction
         self._db.execute(
-            "INSERT OR REPLACE INTO trials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO trials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (study, trial.number, trial.state, json.dumps(trial.params),
              json.dumps(trial.x), trial.value, trial.message, trial.suggest_seconds,
-             time.time(), trial.worker, trial.heartbeat, trial.attempts, self._next_seq()),
+             time.time(), trial.worker, trial.heartbeat, trial.attempts, self._next_seq(),
+             None if trial.values is None else json.dumps(trial.values)),
         )
 
     def put_trial(self, study: str, trial: TrialRecord) -> None:
@@ -324,8 +340,9 @@ class SQLiteStorage(Storage):
         rows = self._db.execute(
             f"SELECT {_TRIAL_COLUMNS} FROM trials WHERE {where} ORDER BY number", args
         ).fetchall()
-        return [TrialRecord(n, s, json.loads(p), json.loads(x), v, m, t, w, h, a)
-                for n, s, p, x, v, m, t, w, h, a in rows]
+        return [TrialRecord(n, s, json.loads(p), json.loads(x), v, m, t, w, h, a,
+                            None if vs is None else json.loads(vs))
+                for n, s, p, x, v, m, t, w, h, a, vs in rows]
 
     def changes(self, study: str, cursor: int) -> tuple[list[TrialRecord], int]:
         with self._transaction():  # one consistent snapshot of rows and cursor

@@ -9,6 +9,7 @@ from botorch.acquisition import (
     qLogNoisyExpectedImprovement,
     qUpperConfidenceBound,
 )
+from botorch.acquisition.multi_objective.logei import qLogNoisyExpectedHypervolumeImprovement
 from botorch.models.model import Model
 from torch import Tensor
 
@@ -23,8 +24,14 @@ def make_acquisition(
     X_pending: Tensor | None = None,
     q: int = 1,
     ucb_beta: float = 2.0,
+    ref_point: Tensor | None = None,
 ) -> AcquisitionFunction:
     """The acquisition function for one suggestion step (larger outcomes are better).
+
+    With ``k > 1`` outcomes (a model with ``k`` outputs, ``train_Y`` of shape ``n x k``) only
+    ``"logei"`` is defined: ``qLogNoisyExpectedHypervolumeImprovement`` over the hypervolume
+    dominated by the Pareto front of ``X_baseline = train_X`` above ``ref_point`` (``k``, in
+    the larger-is-better orientation), for one point or a batch (Daulton et al., 2021).
 
     - ``"logei"``: ``LogExpectedImprovement`` over the best observed value for one point with
       nothing pending; ``qLogNoisyExpectedImprovement`` (``X_baseline = train_X``) for a batch
@@ -38,6 +45,16 @@ def make_acquisition(
         q: number of points to be optimized jointly.
     """
     pending = X_pending is not None and len(X_pending) > 0
+    if train_Y.shape[-1] > 1:
+        if name != "logei":
+            raise ValueError(f"acquisition {name!r} is for one objective; several objectives "
+                             "use 'logei' (qLogNEHVI)")
+        if ref_point is None:
+            raise ValueError("several objectives need a reference point")
+        return qLogNoisyExpectedHypervolumeImprovement(
+            model, ref_point=ref_point.tolist(), X_baseline=train_X,
+            X_pending=X_pending if pending else None, prune_baseline=True,
+        )
     if name == "logei":
         if q == 1 and not pending:
             return LogExpectedImprovement(model, best_f=train_Y.max())

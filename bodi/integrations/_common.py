@@ -35,13 +35,15 @@ def propose(
     seed: int,
     direction: str,
     options: Mapping[str, Any],
-    completed: Sequence[tuple[Mapping[str, Any], float]],
+    completed: Sequence[tuple[Mapping[str, Any], float | Sequence[float]]],
     failed: Sequence[Mapping[str, Any]],
     pending: Sequence[Mapping[str, Any]],
 ) -> dict[str, Any] | None:
     """Rebuild BODi from bodi-valued observations and ask one configuration (host values).
 
     ``completed`` holds ``(params, value)`` pairs; a non-finite value counts as a failure.
+    ``direction`` is ``"minimize"``/``"maximize"``, or several joined by commas (then each value
+    is a sequence with one number per objective).
     ``pending`` configurations become pending trials, i.e. qLogNEI pending points (and, in a
     discrete space, configurations never proposed again). Returns ``None`` when a finite space
     has no configuration left.
@@ -49,11 +51,11 @@ def propose(
     space = SearchSpace([codec.parameter for codec in codecs])
     # n_init=0: the host framework's start-up trials are the initial design
     opt = BODi(space, seed=seed, direction=direction, n_init=0, **options)
-    finite = [(p, v) for p, v in completed if math.isfinite(v)]
+    finite = [(p, v) for p, v in completed if _finite(v)]
     if finite:
         opt.tell([p for p, _ in finite], [v for _, v in finite])
     for params, value in completed:
-        if not math.isfinite(value):
+        if not _finite(value):
             opt.tell_failure(params, f"value {value}")
     for params in failed:
         opt.tell_failure(params, "failed in the host framework")
@@ -64,3 +66,8 @@ def propose(
     except SearchSpaceExhaustedError:
         return None
     return from_bodi(codecs, params)
+
+
+def _finite(value: float | Sequence[float]) -> bool:
+    values = value if isinstance(value, Sequence) else [value]
+    return all(math.isfinite(v) for v in values)

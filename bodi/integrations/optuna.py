@@ -45,7 +45,9 @@ sees the other threads' proposals.
 
 ``sample_independent`` uses a :class:`optuna.samplers.RandomSampler` seeded from
 ``(seed, trial.number, parameter name)``: reproducible, and different in every trial, even for
-processes that share ``seed``. Multi-objective studies are refused with a ``ValueError``.
+processes that share ``seed``. A multi-objective study (``optuna.create_study(directions=
+[...])``) gets BODi with one GP per objective and qLogNEHVI (:class:`bodi.BODi` with
+``directions``).
 """
 
 from __future__ import annotations
@@ -81,13 +83,10 @@ _CHUNK = 2045  # RDB storages keep at most 2045 characters per system attribute 
 MAX_ATTEMPTS = 3  # proposals per trial when a concurrent process stored the same one
 
 
-def _check_single_objective(study: Study) -> None:
-    if len(study.directions) > 1:
-        raise ValueError(
-            "BODiSampler supports single-objective studies only; this study has "
-            f"{len(study.directions)} objectives. Use a multi-objective sampler "
-            "(e.g. optuna.samplers.NSGAIISampler) instead."
-        )
+def _direction(study: Study) -> str:
+    """The study's direction(s) as bodi stores them (several joined by commas)."""
+    return ",".join("maximize" if d == StudyDirection.MAXIMIZE else "minimize"
+                    for d in study.directions)
 
 
 def _stored_proposal(trial: FrozenTrial) -> dict[str, Any]:
@@ -172,7 +171,6 @@ class BODiSampler(BaseSampler):
     def infer_relative_search_space(
         self, study: Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
-        _check_single_objective(study)
         complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         return {
             name: distribution
@@ -183,7 +181,6 @@ class BODiSampler(BaseSampler):
     def sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
     ) -> dict[str, Any]:
-        _check_single_objective(study)
         if not search_space:
             return {}
         codecs = [codec_for(name, d) for name, d in sorted(search_space.items())]
@@ -192,7 +189,7 @@ class BODiSampler(BaseSampler):
             trials = study.get_trials(deepcopy=False)
             if sum(t.state == TrialState.COMPLETE for t in trials) < self._n_startup_trials:
                 return {}
-            direction = "maximize" if study.direction == StudyDirection.MAXIMIZE else "minimize"
+            direction = _direction(study)
             for attempt in range(MAX_ATTEMPTS):
                 if attempt:
                     trials = study.get_trials(deepcopy=False)
@@ -243,7 +240,8 @@ class BODiSampler(BaseSampler):
             if params is None:
                 continue
             if t.state == TrialState.COMPLETE:
-                completed.append((params, float(t.value)))
+                completed.append((params, float(t.value) if len(t.values) == 1
+                                  else [float(v) for v in t.values]))
             elif t.state == TrialState.FAIL:
                 failed.append(params)
             elif t.state == TrialState.PRUNED:

@@ -3,6 +3,10 @@
 An optimizer keeps the trials of a study. ``ask`` proposes configurations (dicts) and marks them
 pending; ``tell`` records their values. Values are stored as the user gave them; internally the
 model always maximizes ``sign * value`` (``sign = -1`` when minimizing).
+
+A study may have several objectives (``directions=["minimize", "minimize"]``): each trial then
+has a value per objective (``Trial.values``), and the result is the Pareto front
+(:attr:`Optimizer.pareto_front`) instead of one best trial.
 """
 
 from __future__ import annotations
@@ -53,27 +57,39 @@ class Trial:
     worker: str | None = field(default=None, repr=False)
     heartbeat: float | None = field(default=None, repr=False)
     attempts: int = field(default=1, repr=False)
+    #: one value per objective of a complete trial of a multi-objective study (``value`` is
+    #: then ``None``); ``None`` in a single-objective study, see :attr:`objective_values`
+    values: list[float] | None = None
+
+    @property
+    def objective_values(self) -> list[float] | None:
+        """The values of a complete trial, one per objective (``[value]`` for one objective);
+        ``None`` unless complete."""
+        if self.state != "complete":
+            return None
+        return list(self.values) if self.values is not None else [self.value]
 
     def record(self) -> TrialRecord:
         """This trial as stored."""
         return TrialRecord(self.number, self.state, self.params, self.x.tolist(), self.value,
                            self.message, self.suggest_seconds, self.worker, self.heartbeat,
-                           self.attempts)
+                           self.attempts, self.values)
 
     @classmethod
     def from_record(cls, record: TrialRecord) -> Trial:
         return cls(record.number, record.params, torch.tensor(record.x, dtype=DTYPE),
                    record.state, record.value, record.message, record.suggest_seconds,
-                   record.worker, record.heartbeat, record.attempts)
+                   record.worker, record.heartbeat, record.attempts, record.values)
 
     def update(self, record: TrialRecord) -> None:
         """Take the stored state of this trial (written by this or another worker)."""
         self.state, self.value, self.message = record.state, record.value, record.message
+        self.values = record.values
         self.worker, self.heartbeat, self.attempts = (
             record.worker, record.heartbeat, record.attempts)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "number": self.number,
             "state": self.state,
             "params": self.params,
@@ -81,6 +97,9 @@ class Trial:
             "message": self.message,
             "suggest_seconds": self.suggest_seconds,
         }
+        if self.values is not None:
+            out["values"] = list(self.values)
+        return out
 
 
 class Optimizer(ABC):
@@ -90,6 +109,9 @@ class Optimizer(ABC):
         space: the search space.
         seed: every random choice of the optimizer derives from it.
         direction: ``"minimize"`` or ``"maximize"``.
+        directions: one direction per objective, for a multi-objective study (e.g.
+            ``["minimize", "minimize"]``; replaces ``direction``). Only optimizers with
+            :attr:`supports_multi_objective` accept more than one.
         storage: where the study lives: ``None`` (memory), a path (SQLite file) or a
             :class:`bodi.storage.Storage`. An existing study of the same name is resumed; its
             space and settings must match.
@@ -118,6 +140,7 @@ class Optimizer(ABC):
         *,
         seed: int = 0,
         direction: str = "minimize",
+        directions: Sequence[str] | None = None,
         storage: str | Path | Storage | None = None,
         study_name: str | None = None,
         on_pending: str = "reissue",
@@ -126,8 +149,12 @@ class Optimizer(ABC):
     ):
         if not isinstance(space, SearchSpace):
             raise ValueError(f"space must be a bodi.SearchSpace, got {type(space).__name__}")
-        if direction not in DIRECTIONS:
-            raise ValueError(f"direction must be 'minimize' or 'maximize', got {direction!r}")
+        self.directions = check_directions(direction, directions)
+        if len(self.directions) > 1 and not self.supports_multi_objective:
+            raise ValueError(
+                f"{type(self).__name__} optimizes one objective; for several objectives use "
+                f"one of: {', '.join(multi_objective_methods())}"
+            )
         if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
             raise ValueError(f"seed must be an integer, got {seed!r}")
         if on_pending not in ("reissue", "fail"):
@@ -138,7 +165,8 @@ class Optimizer(ABC):
             raise ValueError(f"max_attempts must be a positive integer, got {max_attempts!r}")
         self.space = space
         self.seed = int(seed)
-        self.direction = direction
+        #: the direction (several objectives: their directions joined by commas, as stored)
+        self.direction = ",".join(self.directions)
         self.on_pending = on_pending
         self.max_attempts = int(max_attempts)
         self.allow_repeats = bool(allow_repeats)
@@ -168,6 +196,9 @@ class Optimizer(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    #: whether the optimizer accepts several objectives (``directions=``)
+    supports_multi_objective: ClassVar[bool] = False
 
     #: settings that studies stored by older versions of bodi lack, with the value they ran with
     legacy_settings: ClassVar[dict[str, Any]] = {}
@@ -245,8 +276,25 @@ class Optimizer(ABC):
 
     # ------------------------------------------------------------------ views
     @property
+    def n_objectives(self) -> int:
+        return len(self.directions)
+
+    @property
+    def is_multi_objective(self) -> bool:
+        return len(self.directions) > 1
+
+    @property
     def sign(self) -> float:
+        """``-1`` when minimizing, ``+1`` when maximizing (the one objective)."""
+        if self.is_multi_objective:
+            raise ValueError("this study has several objectives; see signs")
         return -1.0 if self.direction == "minimize" else 1.0
+
+    @property
+    def signs(self) -> Tensor:
+        """``k`` signs, one per objective: ``-1`` where minimizing."""
+        return torch.tensor([-1.0 if d == "minimize" else 1.0 for d in self.directions],
+                            dtype=DTYPE)
 
     def _rows(self, state: str) -> list[Trial]:
         return [t for t in self.trials if t.state == state]
@@ -273,9 +321,11 @@ class Optimizer(ABC):
 
     @property
     def Y_completed(self) -> Tensor:
-        """``n x 1`` values of completed trials, oriented so that larger is better."""
-        values = [self.sign * t.value for t in self._rows("complete")]
-        return torch.tensor(values, dtype=DTYPE).reshape(-1, 1)
+        """``n x k`` values of completed trials (``k`` objectives), oriented so that larger is
+        better."""
+        values = [t.objective_values for t in self._rows("complete")]
+        Y = torch.tensor(values, dtype=DTYPE).reshape(-1, self.n_objectives)
+        return Y * self.signs
 
     @property
     def X_pending(self) -> Tensor:
@@ -293,11 +343,26 @@ class Optimizer(ABC):
     @property
     def best(self) -> tuple[dict[str, Value], float] | None:
         """``(params, value)`` of the best completed trial, or ``None`` before any."""
+        if self.is_multi_objective:
+            raise ValueError("a study with several objectives has no single best trial; "
+                             "see pareto_front")
         done = self._rows("complete")
         if not done:
             return None
         trial = max(done, key=lambda t: self.sign * t.value)
         return dict(trial.params), trial.value
+
+    @property
+    def pareto_front(self) -> list[Trial]:
+        """The complete trials no other complete trial dominates (better or equal in every
+        objective, better in one), in number order; with one objective, the best trials."""
+        from botorch.utils.multi_objective.pareto import is_non_dominated
+
+        done = self._rows("complete")
+        if not done:
+            return []
+        mask = is_non_dominated(self.Y_completed, deduplicate=False)
+        return [t for t, keep in zip(done, mask.tolist(), strict=True) if keep]
 
     @property
     def history(self) -> list[Trial]:
@@ -412,6 +477,8 @@ class Optimizer(ABC):
 
         A value of ``None``, NaN or +-inf marks the trial as failed: it is excluded from the
         model and never proposed again. A value of any other non-numeric type is an error.
+        With several objectives a value is a sequence of one number per objective (a ``None``,
+        NaN or inf among them marks the trial as failed).
         """
         single = isinstance(params, Mapping)
         if single:
@@ -425,7 +492,7 @@ class Optimizer(ABC):
                 raise ValueError(
                     f"got {len(params_list)} configurations but {len(values)} values"
                 )
-        checked = [_check_value(v) for v in values]
+        checked = [self._check_values(v) for v in values]
         X = self.space.encode(params_list)
         trials = [
             self._record(x, c, None if c is not None else f"objective returned {v!r}")
@@ -433,7 +500,26 @@ class Optimizer(ABC):
         ]
         return trials[0] if single else trials
 
-    def _record(self, x: Tensor, value: float | None, message: str | None) -> Trial:
+    def _check_values(self, value: Any) -> float | list[float] | None:
+        """One told value checked: a float (one objective), a list of ``k`` floats (``k``
+        objectives), or ``None`` for a failed evaluation."""
+        if not self.is_multi_objective:
+            return _check_value(value)
+        if isinstance(value, Tensor):
+            value = value.reshape(-1).tolist()
+        if value is None:
+            return None
+        if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+            raise ValueError(f"this study has {self.n_objectives} objectives: a value must be a "
+                             f"sequence of {self.n_objectives} numbers, got {value!r}")
+        if len(value) != self.n_objectives:
+            raise ValueError(f"this study has {self.n_objectives} objectives, got "
+                             f"{len(value)} values: {list(value)!r}")
+        checked = [_check_value(v) for v in value]
+        return None if any(v is None for v in checked) else checked
+
+    def _record(self, x: Tensor, value: float | list[float] | None,
+                message: str | None) -> Trial:
         self.refresh()
         pending = [t for t in self.trials if t.state == "pending" and torch.equal(t.x, x)]
         # this worker's own trial first, then one another worker holds
@@ -442,6 +528,8 @@ class Optimizer(ABC):
         if value is None:
             trial.state = "failed"
             trial.message = message
+        elif isinstance(value, list):
+            trial.state, trial.values = "complete", value
         else:
             trial.state, trial.value = "complete", value
         self._save(trial)  # committed before anything else happens
@@ -477,6 +565,34 @@ class Optimizer(ABC):
     @abstractmethod
     def _suggest(self, n: int) -> Tensor:
         """Return ``n x dim`` encoded new points; global RNGs are seeded by the caller."""
+
+
+def check_directions(direction: str, directions: Sequence[str] | None) -> tuple[str, ...]:
+    """The directions of a study, one per objective, from ``direction`` (a stored
+    multi-objective study joins them with commas) or ``directions``."""
+    if directions is None:
+        if not isinstance(direction, str):
+            raise ValueError(f"direction must be 'minimize' or 'maximize', got {direction!r}")
+        directions = direction.split(",")
+    else:
+        if isinstance(directions, str) or not isinstance(directions, Sequence) or not directions:
+            raise ValueError("directions must be a non-empty list such as ['minimize', "
+                             f"'maximize'], got {directions!r}")
+        directions = list(directions)
+        if direction not in ("minimize", ",".join(map(str, directions))):
+            raise ValueError(f"direction={direction!r} and directions={directions!r} disagree; "
+                             "give one of them")
+    for d in directions:
+        if d not in DIRECTIONS:
+            raise ValueError(f"direction must be 'minimize' or 'maximize', got {d!r}")
+    return tuple(directions)
+
+
+def multi_objective_methods() -> list[str]:
+    """The names of the optimizers that accept several objectives (see the registry)."""
+    from bodi.optimizers.registry import multi_objective_method_names
+
+    return multi_objective_method_names()
 
 
 def _check_value(value: Any) -> float | None:

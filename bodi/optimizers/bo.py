@@ -9,11 +9,13 @@ GP differ only in the model (and CASMOPOLITAN in the trust region).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import torch
-from botorch.models.model import Model
+from botorch.models.deterministic import GenericDeterministicModel
+from botorch.models.model import Model, ModelList
 from torch import Tensor
 
 from bodi.acquisition import ACQUISITIONS, make_acquisition, optimize_acquisition
@@ -28,9 +30,16 @@ from bodi.acquisition.trust_region import (
 from bodi.device import dtype_name, model_tensor_kwargs
 from bodi.hed.dictionaries import DICTIONARY_KINDS, Dictionary, make_dictionary
 from bodi.models.gp import fit_model, make_hed_model
+from bodi.multi_objective import (
+    chebyshev_utility,
+    infer_reference_point,
+    random_weights,
+    running_hypervolume,
+)
+from bodi.optimizers.base import check_directions
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.seeding import derive_seed
-from bodi.space import SearchSpace
+from bodi.space import DTYPE, SearchSpace, Value
 from bodi.storage import Storage
 
 
@@ -60,11 +69,28 @@ class GPOptimizer(ModelBasedOptimizer):
             GPU resumes on the CPU (:mod:`bodi.device`).
         dtype: the model's precision, ``"float64"`` (default) or ``"float32"``; stored with
             the study, since it changes the suggestions.
+        directions: one direction per objective (see :class:`bodi.optimizers.Optimizer`).
+            With ``k > 1`` objectives each is modelled by its own GP (``make_model``; a
+            BoTorch ``ModelList``) and the acquisition function is qLogNEHVI
+            (:func:`bodi.acquisition.make_acquisition`); the trust region grows and shrinks
+            with the hypervolume instead of the best value, and is centred at the best point
+            of a random augmented Chebyshev scalarization (a different part of the Pareto
+            front each iteration, :func:`bodi.multi_objective.chebyshev_utility`).
+        ref_point: the hypervolume's reference point, one value per objective in the
+            objectives' own units and directions (the worst values still of interest, e.g.
+            ``[1.0, 50]`` for "error at most 1, cost at most 50"); default: inferred from the
+            observed Pareto front each iteration (BoTorch's ``infer_reference_point``).
+        known_objectives: objectives that are known functions of the parameters (e.g. the
+            summed cost of the selected features), ``{index: function(params) -> float}``.
+            They are computed exactly instead of modelled (BoTorch's
+            ``GenericDeterministicModel``); the objective function still returns all values.
+            Python functions are not stored with a study: pass them again to continue it.
 
     Subclasses implement :meth:`make_model` and extend :meth:`settings`.
     """
 
     min_completed = 2  # a GP needs two values
+    supports_multi_objective: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -82,6 +108,8 @@ class GPOptimizer(ModelBasedOptimizer):
         trust_region: bool | TrustRegionSettings | dict[str, Any] = False,
         device: str | torch.device | None = None,
         dtype: str | torch.dtype = "float64",
+        ref_point: Sequence[float] | None = None,
+        known_objectives: Mapping[int, Callable[[dict[str, Value]], float]] | None = None,
         storage: str | Path | Storage | None = None,
         study_name: str | None = None,
         on_pending: str = "reissue",
@@ -89,6 +117,9 @@ class GPOptimizer(ModelBasedOptimizer):
     ) -> None:
         if not isinstance(space, SearchSpace):
             raise ValueError(f"space must be a bodi.SearchSpace, got {type(space).__name__}")
+        directions = check_directions(direction, kwargs.get("directions"))
+        self.ref_point, self.known_objectives = _check_multi_objective_options(
+            directions, acquisition, ref_point, known_objectives)
         for name, value in (("num_restarts", num_restarts), ("raw_samples", raw_samples)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -143,11 +174,12 @@ class GPOptimizer(ModelBasedOptimizer):
             "ucb_beta": self.ucb_beta,
             "trust_region": False if tr is None else dict(tr.__dict__),
             "dtype": dtype_name(self.dtype),
+            "ref_point": self.ref_point,
         }
 
-    # studies stored before the dtype option existed ran in float64
+    # studies stored before the dtype (ref_point) option existed ran in float64 (one objective)
     legacy_settings: ClassVar[dict[str, Any]] = {
-        **ModelBasedOptimizer.legacy_settings, "dtype": "float64",
+        **ModelBasedOptimizer.legacy_settings, "dtype": "float64", "ref_point": None,
     }
 
     @property
@@ -164,31 +196,79 @@ class GPOptimizer(ModelBasedOptimizer):
         """A fitted model of ``n x dim`` inputs and ``n x 1`` outcomes (larger is better)."""
         raise NotImplementedError
 
+    def reference_point(self) -> Tensor:
+        """``k`` hypervolume reference point in the larger-is-better orientation: the given
+        ``ref_point`` or one inferred from the completed trials."""
+        if self.ref_point is not None:
+            return torch.tensor(self.ref_point, dtype=DTYPE) * self.signs
+        return infer_reference_point(self.Y_completed)
+
+    def utility(self) -> Tensor:
+        """``n`` scalar utilities of the completed trials, larger is better: the value with one
+        objective; with several, an augmented Chebyshev scalarization with weights drawn anew
+        each iteration (seeded), whose best point is on the Pareto front."""
+        Y = self.Y_completed
+        if not self.is_multi_objective:
+            return Y.squeeze(-1)
+        g = torch.Generator().manual_seed(derive_seed(self.seed, len(self.trials), 0xC4EB))
+        return chebyshev_utility(Y, random_weights(self.n_objectives, g))
+
     def trust_region(self) -> TrustRegion | None:
-        """The current trust region (``None``: search the whole space)."""
+        """The current trust region (``None``: search the whole space). With several
+        objectives its size follows the hypervolume of the trials so far (an improvement is a
+        larger hypervolume)."""
         settings = self.trust_region_settings
         if settings is None:
             return None
         X, Y = self.X_completed, self.Y_completed
-        state = trust_region_state(
-            Y.squeeze(-1).tolist(), self.n_init, settings, len(self.space.discrete_dims)
-        )
-        return region_from_state(self.space, state, X, Y)
+        if self.is_multi_objective:
+            progress = running_hypervolume(Y, self.reference_point())
+        else:
+            progress = Y.squeeze(-1).tolist()
+        state = trust_region_state(progress, self.n_init, settings, len(self.space.discrete_dims))
+        return region_from_state(self.space, state, X, self.utility().unsqueeze(-1))
+
+    def make_objective_model(self, train_X: Tensor, train_Y: Tensor) -> Model:
+        """The model of all ``k`` objectives (``train_Y``: ``n x k``): :meth:`make_model`
+        for one; for several, a ``ModelList`` of one fitted model per objective, with the
+        ``known_objectives`` computed exactly."""
+        if train_Y.shape[-1] == 1:
+            return self.make_model(train_X, train_Y)
+        models = [
+            self._known_model(i, self.known_objectives[i]) if i in self.known_objectives
+            else self.make_model(train_X, train_Y[:, i : i + 1])
+            for i in range(train_Y.shape[-1])
+        ]
+        return ModelList(*models)
+
+    def _known_model(self, index: int, function: Callable[[dict[str, Value]], float]) -> Model:
+        """Objective ``index`` as ``GenericDeterministicModel``: ``function`` of the decoded
+        parameters of each ``... x dim`` point, in the larger-is-better orientation."""
+        space, sign = self.space, float(self.signs[index])
+
+        def exact(X: Tensor) -> Tensor:
+            flat = space.round(X.detach().reshape(-1, X.shape[-1]).to("cpu", DTYPE))
+            values = [sign * float(function(params)) for params in space.decode(flat)]
+            return torch.tensor(values, dtype=X.dtype, device=X.device).reshape(
+                *X.shape[:-1], 1)
+
+        return GenericDeterministicModel(exact, num_outputs=1)
 
     def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
         X, Y = self.X_completed, squash_outcomes(self.Y_completed, self.dtype)
         pending = torch.cat([self.X_pending, design])
         tkwargs = self.tensor_kwargs
         X_model, Y_model = X.to(**tkwargs), Y.to(**tkwargs)
-        self.model = model = self.make_model(X_model, Y_model)
+        self.model = model = self.make_objective_model(X_model, Y_model)
         acq = make_acquisition(
             self.acquisition, model, X_model, Y_model,
             X_pending=pending.to(**tkwargs) if len(pending) else None, q=q,
             ucb_beta=self.ucb_beta,
+            ref_point=self.reference_point().to(**tkwargs) if self.is_multi_objective else None,
         )
         if (self.device.type, self.dtype) != ("cpu", torch.float64):
             acq = OnModelDevice(acq, **tkwargs)  # the search stays in CPU float64
-        order = Y.squeeze(-1).argsort(descending=True)
+        order = self.utility().argsort(descending=True)
         self.region = self.trust_region()
         kwargs = {
             "q": q,
@@ -208,6 +288,40 @@ class GPOptimizer(ModelBasedOptimizer):
             except SearchSpaceExhaustedError:  # every point of the region was evaluated
                 pass
         return optimize_acquisition(acq, self.space, incumbents=X[order], **kwargs)
+
+
+def _check_multi_objective_options(
+    directions: Sequence[str], acquisition: str, ref_point: Sequence[float] | None,
+    known_objectives: Mapping[int, Callable] | None,
+) -> tuple[list[float] | None, dict[int, Callable]]:
+    """``ref_point`` as a list and ``known_objectives`` as a dict, checked against the
+    number of objectives."""
+    k = len(directions)
+    if k > 1 and acquisition != "logei":
+        raise ValueError(f"several objectives use acquisition 'logei' (qLogNEHVI), not "
+                         f"{acquisition!r}")
+    if ref_point is not None:
+        if k == 1:
+            raise ValueError("ref_point is for several objectives (directions=[...])")
+        if isinstance(ref_point, str) or not isinstance(ref_point, Sequence | Tensor) or len(
+            ref_point
+        ) != k or not all(isinstance(v, int | float) and math.isfinite(v)
+                          for v in list(ref_point)):
+            raise ValueError(f"ref_point must be {k} finite numbers (one per objective), got "
+                             f"{ref_point!r}")
+        ref_point = [float(v) for v in ref_point]
+    known = dict(known_objectives or {})
+    if known and k == 1:
+        raise ValueError("known_objectives are for several objectives (directions=[...])")
+    for index, function in known.items():
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < k:
+            raise ValueError(f"known_objectives keys are objective indices 0..{k - 1}, got "
+                             f"{index!r}")
+        if not callable(function):
+            raise ValueError(f"known objective {index} must be a function of the parameters")
+    if len(known) == k:
+        raise ValueError("every objective is known: there is nothing to model")
+    return ref_point, known
 
 
 #: outcomes beyond this magnitude are squashed before modelling in the model's precision
@@ -353,8 +467,7 @@ class BODi(GPOptimizer):
             g = torch.Generator().manual_seed(derive_seed(self.seed, iteration, 0x4EF))
             return self.space.sample(1, generator=g)[0, discrete]
         if self.dictionary_reference == "incumbent" and len(self._rows("complete")):
-            X, Y = self.X_completed, self.Y_completed
-            return X[Y.squeeze(-1).argmax(), discrete]
+            return self.X_completed[self.utility().argmax(), discrete]
         return None
 
     def make_model(self, train_X: Tensor, train_Y: Tensor) -> Model:

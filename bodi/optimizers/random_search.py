@@ -40,7 +40,9 @@ def sample_new_points(space: SearchSpace, n: int, taken: Tensor) -> Tensor:
 
 class RandomSearch(Optimizer):
     """Uniform sampling from the search space (never repeating a point of a discrete space;
-    feasible points only in a constrained space)."""
+    feasible points only in a constrained space). Any number of objectives."""
+
+    supports_multi_objective = True
 
     def _suggest(self, n: int) -> Tensor:
         return sample_new_points(self.space, n, self._stack([t.x for t in self.trials]))

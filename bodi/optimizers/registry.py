@@ -59,7 +59,10 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("combo", "bodi.baselines.combo:COMBO",
            "diffusion-kernel GP (Oh et al., 2019)"),
     Method("smac", "bodi.baselines.smac3:SMAC", "SMAC3's random forest (the smac package)"),
-    Method("tpe", "bodi.baselines.tpe:TPE", "Optuna's multivariate TPE"),
+    Method("tpe", "bodi.baselines.tpe:TPE",
+           "Optuna's multivariate TPE (MOTPE for several objectives)"),
+    Method("nsga2", "bodi.baselines.tpe:NSGA2",
+           "Optuna's NSGA-II genetic algorithm (one or several objectives)"),
     Method("botorch-mixed", "bodi.baselines.botorch_mixed:BoTorchMixed",
            "BoTorch's MixedSingleTaskGP with optimize_acqf_mixed_alternating"),
     Method("ngopt", "bodi.baselines.ngopt:NGOpt",
@@ -96,6 +99,12 @@ def _value(text: str) -> Any:
         except ValueError:
             pass
     return text
+
+
+def multi_objective_method_names() -> list[str]:
+    """The methods whose optimizer accepts several objectives."""
+    return [name for name, method in METHODS.items()
+            if getattr(method.load(), "supports_multi_objective", False)]
 
 
 def parse_method(spec: str) -> tuple[str, dict[str, Any]]:

@@ -124,10 +124,29 @@ def test_bodi_options_are_checked_when_the_sampler_is_made():
         BODiSampler(seed=0, n_startup_trials=-1)
 
 
-def test_multi_objective_studies_are_refused():
-    study = optuna.create_study(directions=["minimize", "maximize"], sampler=BODiSampler(seed=0))
-    with pytest.raises(ValueError, match="single-objective"):
-        study.optimize(lambda t: (t.suggest_float("x", 0, 1), 1.0), n_trials=1)
+def test_a_multi_objective_study_gets_bodi_with_qlognehvi(monkeypatch):
+    seen = []
+    original = bodi_optuna.propose
+
+    def spy(codecs, **kwargs):
+        seen.append((kwargs["direction"], [v for _, v in kwargs["completed"]]))
+        return original(codecs, **kwargs)
+
+    monkeypatch.setattr(bodi_optuna, "propose", spy)
+    study = optuna.create_study(directions=["minimize", "maximize"],
+                                sampler=BODiSampler(seed=0, n_startup_trials=4, **SMALL))
+
+    def objective(trial):
+        bits = [trial.suggest_categorical(f"b{i}", [False, True]) for i in range(8)]
+        return sum(bits), sum(b for i, b in enumerate(bits) if i % 2 == 0) - 0.1 * sum(bits)
+
+    study.optimize(objective, n_trials=7)
+    assert len(study.trials) == 7 and all(t.state == TrialState.COMPLETE for t in study.trials)
+    assert len(seen) == 3  # the trials after the 4 start-up ones
+    direction, values = seen[-1]
+    assert direction == "minimize,maximize"
+    assert len(values) == 6 and all(len(v) == 2 for v in values)
+    assert study.best_trials  # Optuna's own Pareto front of the study
 
 
 # ------------------------------------------- what BODi is told (propose captured)
