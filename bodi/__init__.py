@@ -3,7 +3,7 @@ Hamming embeddings via dictionaries (BODi, Deshwal et al., AISTATS 2023)."""
 
 from bodi.constraints import InfeasibleConstraintsError, LinearConstraint, Predicate
 from bodi.minimize import OptimizeResult, minimize
-from bodi.optimizers import BODi, Optimizer, RandomSearch, Trial
+from bodi.optimizers import BODi, Optimizer, Outcome, RandomSearch, Trial
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
 from bodi.storage import InMemoryStorage, SQLiteStorage
 from bodi.study import load_study
@@ -21,6 +21,7 @@ __all__ = [
     "LinearConstraint",
     "OptimizeResult",
     "Optimizer",
+    "Outcome",
     "Predicate",
     "RandomSearch",
     "SQLiteStorage",

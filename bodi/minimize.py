@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bodi.diagnostics import logger
-from bodi.optimizers.base import Optimizer, Trial
+from bodi.optimizers.base import Optimizer, Outcome, Trial
 from bodi.optimizers.bo import BODi
 from bodi.progress import ProgressBars
 from bodi.space import SearchSpace, Value
@@ -76,9 +76,10 @@ def minimize(
 
     Args:
         func: takes a dict of parameter values, returns a float (with several objectives: a
-            sequence of one float per objective). An exception, NaN or inf, or running longer
-            than ``timeout`` marks that evaluation as failed (it still counts toward the
-            budget, and the point is never proposed again).
+            sequence of one float per objective; with ``outcome_constraints``, a
+            :class:`bodi.Outcome` that adds the constraint values). An exception, NaN or inf,
+            or running longer than ``timeout`` marks that evaluation as failed (it still counts
+            toward the budget, and the point is never proposed again).
         space: the search space.
         budget: number of finished (complete or failed) evaluations in the study.
         seed: seed of the optimizer (ignored when ``optimizer`` is given).
@@ -88,6 +89,8 @@ def minimize(
             holds the trade-offs found. See :class:`BODi` for ``ref_point`` and
             ``known_objectives``.
         batch_size: points proposed per ``ask`` when evaluating sequentially.
+        outcome_constraints, ref_point, known_objectives: see :class:`BODi` (they go to it
+            with the other ``bodi_options``).
         n_workers: evaluations kept running at once. As soon as one finishes it is stored and
             the next point is suggested with the running ones as pending points.
         executor: where evaluations run when ``n_workers > 1`` or ``timeout`` is set:
@@ -239,10 +242,16 @@ def _tell(optimizer: Optimizer, params: dict[str, Value], outcome: Callable[[], 
         value = outcome()
     except Exception as err:  # the user's objective failed: record it, keep going
         return optimizer.tell_failure(params, f"{type(err).__name__}: {err}")
+    constraints = None
+    if isinstance(value, Outcome):
+        value, constraints = value.value, value.constraints
+    elif optimizer.outcome_constraints:
+        return optimizer.tell_failure(params, "the study has outcome constraints: the objective "
+                                      "must return bodi.Outcome(value, constraints=[...])")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         try:
-            return optimizer.tell(params, value)
+            return optimizer.tell(params, value, constraints=constraints)
         except ValueError as err:
             return optimizer.tell_failure(params, f"invalid objective value: {err}")
 

@@ -26,7 +26,8 @@ from typing import Any
 
 FORMAT = "bodi-study"
 VERSION = 3  # 2: trials carry their worker, heartbeat, attempts and a change sequence number;
-# 3: trials of multi-objective studies carry their objective values (``objective_values``)
+# 3: trials of multi-objective studies carry their objective values (``objective_values``), and
+# trials of studies with outcome constraints their constraint values (``constraint_values``)
 SQLITE_HEADER = b"SQLite format 3\x00"
 TABLES = (
     "CREATE TABLE IF NOT EXISTS bodi_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -37,7 +38,8 @@ TABLES = (
     study TEXT NOT NULL, number INTEGER NOT NULL, state TEXT NOT NULL, params TEXT NOT NULL,
     x TEXT NOT NULL, value REAL, message TEXT, suggest_seconds REAL NOT NULL,
     updated REAL NOT NULL, worker TEXT, heartbeat REAL, attempts INTEGER NOT NULL DEFAULT 1,
-    seq INTEGER NOT NULL DEFAULT 0, objective_values TEXT, PRIMARY KEY (study, number))""",
+    seq INTEGER NOT NULL DEFAULT 0, objective_values TEXT, constraint_values TEXT,
+    PRIMARY KEY (study, number))""",
 )
 #: columns added by format version 2 (a version-1 file is upgraded in place when opened)
 _V2_COLUMNS = (
@@ -45,10 +47,10 @@ _V2_COLUMNS = (
     "seq INTEGER NOT NULL DEFAULT 0",
 )
 #: the column added by format version 3
-_V3_COLUMNS = ("objective_values TEXT",)
+_V3_COLUMNS = ("objective_values TEXT", "constraint_values TEXT")
 _TRIAL_COLUMNS = (
     "number, state, params, x, value, message, suggest_seconds, worker, heartbeat, attempts, "
-    "objective_values"
+    "objective_values, constraint_values"
 )
 
 
@@ -92,6 +94,8 @@ class TrialRecord:
     #: the objective values of a complete trial of a multi-objective study (``value`` is then
     #: ``None``); ``None`` in a single-objective study
     values: list[float] | None = None
+    #: the outcome-constraint values of a complete trial (feasible when all are ``<= 0``)
+    constraints: list[float] | None = None
 
 
 class Storage:
@@ -266,8 +270,8 @@ class SQLiteStorage(Storage):
             db.execute("UPDATE trials SET seq = rowid")
             db.execute("INSERT OR REPLACE INTO bodi_meta VALUES "
                        "('seq', (SELECT COALESCE(MAX(seq), 0) FROM trials))")
-        if "objective_values" not in columns:
-            for column in _V3_COLUMNS:
+        for column in _V3_COLUMNS:
+            if column.split()[0] not in columns:
                 db.execute(f"ALTER TABLE trials ADD COLUMN {column}")
         db.execute("UPDATE bodi_meta SET value = ? WHERE key = 'version'", (str(VERSION),))
 
@@ -325,11 +329,12 @@ class SQLiteStorage(Storage):
 
     def _write(self, study: str, trial: TrialRecord) -> None:  # inside a transaction
         self._db.execute(
-            "INSERT OR REPLACE INTO trials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO trials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (study, trial.number, trial.state, json.dumps(trial.params),
              json.dumps(trial.x), trial.value, trial.message, trial.suggest_seconds,
              time.time(), trial.worker, trial.heartbeat, trial.attempts, self._next_seq(),
-             None if trial.values is None else json.dumps(trial.values)),
+             None if trial.values is None else json.dumps(trial.values),
+             None if trial.constraints is None else json.dumps(trial.constraints)),
         )
 
     def put_trial(self, study: str, trial: TrialRecord) -> None:
@@ -341,8 +346,9 @@ class SQLiteStorage(Storage):
             f"SELECT {_TRIAL_COLUMNS} FROM trials WHERE {where} ORDER BY number", args
         ).fetchall()
         return [TrialRecord(n, s, json.loads(p), json.loads(x), v, m, t, w, h, a,
-                            None if vs is None else json.loads(vs))
-                for n, s, p, x, v, m, t, w, h, a, vs in rows]
+                            None if vs is None else json.loads(vs),
+                            None if cs is None else json.loads(cs))
+                for n, s, p, x, v, m, t, w, h, a, vs, cs in rows]
 
     def changes(self, study: str, cursor: int) -> tuple[list[TrialRecord], int]:
         with self._transaction():  # one consistent snapshot of rows and cursor

@@ -10,6 +10,8 @@ from botorch.acquisition import (
     qUpperConfidenceBound,
 )
 from botorch.acquisition.multi_objective.logei import qLogNoisyExpectedHypervolumeImprovement
+from botorch.acquisition.multi_objective.objective import IdentityMCMultiOutputObjective
+from botorch.acquisition.objective import GenericMCObjective
 from botorch.models.model import Model
 from torch import Tensor
 
@@ -25,6 +27,7 @@ def make_acquisition(
     q: int = 1,
     ucb_beta: float = 2.0,
     ref_point: Tensor | None = None,
+    n_constraints: int = 0,
 ) -> AcquisitionFunction:
     """The acquisition function for one suggestion step (larger outcomes are better).
 
@@ -32,6 +35,11 @@ def make_acquisition(
     ``"logei"`` is defined: ``qLogNoisyExpectedHypervolumeImprovement`` over the hypervolume
     dominated by the Pareto front of ``X_baseline = train_X`` above ``ref_point`` (``k``, in
     the larger-is-better orientation), for one point or a batch (Daulton et al., 2021).
+
+    With ``n_constraints = c > 0`` the last ``c`` outputs of the model (and columns of
+    ``train_Y``) are outcome constraints, feasible when ``<= 0``: ``"logei"`` is then
+    qLogNEI (one objective) or qLogNEHVI (several) on the first outputs, each sample weighted by
+    the sigmoid-smoothed probability that every constraint holds (BoTorch's ``constraints=``).
 
     - ``"logei"``: ``LogExpectedImprovement`` over the best observed value for one point with
       nothing pending; ``qLogNoisyExpectedImprovement`` (``X_baseline = train_X``) for a batch
@@ -45,15 +53,26 @@ def make_acquisition(
         q: number of points to be optimized jointly.
     """
     pending = X_pending is not None and len(X_pending) > 0
-    if train_Y.shape[-1] > 1:
-        if name != "logei":
-            raise ValueError(f"acquisition {name!r} is for one objective; several objectives "
-                             "use 'logei' (qLogNEHVI)")
+    k = train_Y.shape[-1] - n_constraints
+    if (k > 1 or n_constraints) and name != "logei":
+        raise ValueError(f"acquisition {name!r} is for one objective without outcome "
+                         "constraints; use 'logei' (qLogNEI / qLogNEHVI)")
+    constraints = [_constraint(k + i) for i in range(n_constraints)] or None
+    if k > 1:
         if ref_point is None:
             raise ValueError("several objectives need a reference point")
         return qLogNoisyExpectedHypervolumeImprovement(
             model, ref_point=ref_point.tolist(), X_baseline=train_X,
             X_pending=X_pending if pending else None, prune_baseline=True,
+            objective=IdentityMCMultiOutputObjective(outcomes=list(range(k)))
+            if n_constraints else None,
+            constraints=constraints,
+        )
+    if n_constraints:
+        return qLogNoisyExpectedImprovement(
+            model, X_baseline=train_X, X_pending=X_pending if pending else None,
+            prune_baseline=True, objective=GenericMCObjective(_first_output),
+            constraints=constraints,
         )
     if name == "logei":
         if q == 1 and not pending:
@@ -69,3 +88,16 @@ def make_acquisition(
             model, beta=ucb_beta, X_pending=X_pending if pending else None
         )
     raise ValueError(f"unknown acquisition {name!r}; choose one of {list(ACQUISITIONS)}")
+
+
+def _first_output(samples: Tensor, X: Tensor | None = None) -> Tensor:
+    return samples[..., 0]
+
+
+def _constraint(index: int):
+    """The ``index``-th output as a BoTorch constraint callable (feasible when ``<= 0``)."""
+
+    def constraint(samples: Tensor) -> Tensor:
+        return samples[..., index]
+
+    return constraint

@@ -54,20 +54,32 @@ class TPE(ModelBasedOptimizer):
     feasible new point, see :meth:`bodi.optimizers.Optimizer.ask`).
 
     With several objectives (``directions=``) the same sampler is Optuna's multi-objective TPE
-    (MOTPE), which Optuna selects by itself for a study with several directions.
+    (MOTPE), which Optuna selects by itself for a study with several directions. Outcome
+    constraints go to Optuna's ``constraints_func`` (stored with each rebuilt trial).
 
     ``n_init`` is the size of the shared initial design (``0``: none); the other arguments are
     those of :class:`bodi.optimizers.Optimizer`.
     """
 
     supports_multi_objective: ClassVar[bool] = True
+    supports_outcome_constraints: ClassVar[bool] = True
+
+    def constraints_func(self) -> Any:
+        """Optuna 4's ``constraints_func`` (the values bodi stored with each trial); ``None``
+        without outcome constraints or with Optuna 5."""
+        import optuna
+
+        if not self.outcome_constraints or int(optuna.__version__.split(".")[0]) >= 5:
+            return None  # Optuna 5 reads them from each trial's system attributes by itself
+        return lambda trial: trial.system_attrs["constraints"]
 
     def make_sampler(self, seed: int) -> Any:
         """The Optuna sampler of one suggestion."""
         import optuna
 
         return optuna.samplers.TPESampler(
-            seed=seed, n_startup_trials=0, multivariate=True, constant_liar=True
+            seed=seed, n_startup_trials=0, multivariate=True, constant_liar=True,
+            constraints_func=self.constraints_func(),
         )
 
     def system_attrs(self, index: int) -> dict[str, Any]:
@@ -97,6 +109,8 @@ class TPE(ModelBasedOptimizer):
             for trial in self.trials:
                 params = to_optuna_params(self.space, distributions, trial.x)
                 attrs = self.system_attrs(len(frozen))
+                if trial.state == "complete" and self.outcome_constraints:
+                    attrs = {**attrs, "constraints": list(trial.constraints)}
                 if trial.state == "complete":
                     frozen.append(create_trial(params=params, distributions=distributions,
                                                values=trial.objective_values,
@@ -165,7 +179,8 @@ class NSGA2(TPE):
     def make_sampler(self, seed: int) -> Any:
         import optuna
 
-        return optuna.samplers.NSGAIISampler(seed=seed, population_size=self.population_size)
+        return optuna.samplers.NSGAIISampler(seed=seed, population_size=self.population_size,
+                                             constraints_func=self.constraints_func())
 
     def system_attrs(self, index: int) -> dict[str, Any]:
         return {"NSGAIISampler:generation": index // self.population_size}

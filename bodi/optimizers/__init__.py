@@ -1,6 +1,6 @@
 """Ask/tell optimizers: BODi and the baselines, all behind :class:`Optimizer`."""
 
-from bodi.optimizers.base import Optimizer, Trial
+from bodi.optimizers.base import Optimizer, Outcome, Trial
 from bodi.optimizers.bo import BODi
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.optimizers.random_search import RandomSearch
@@ -11,6 +11,7 @@ __all__ = [
     "BODi",
     "ModelBasedOptimizer",
     "Optimizer",
+    "Outcome",
     "RandomSearch",
     "Trial",
     "make_optimizer",

@@ -7,6 +7,11 @@ model always maximizes ``sign * value`` (``sign = -1`` when minimizing).
 A study may have several objectives (``directions=["minimize", "minimize"]``): each trial then
 has a value per objective (``Trial.values``), and the result is the Pareto front
 (:attr:`Optimizer.pareto_front`) instead of one best trial.
+
+A study may also have black-box *outcome constraints* (``outcome_constraints=c``): each
+evaluation then reports ``c`` constraint values besides its value(s), and a trial is feasible when
+every one is ``<= 0`` (e.g. ``latency - 10`` for "latency at most 10 ms"). Only feasible trials
+can be best or on the Pareto front.
 """
 
 from __future__ import annotations
@@ -60,6 +65,14 @@ class Trial:
     #: one value per objective of a complete trial of a multi-objective study (``value`` is
     #: then ``None``); ``None`` in a single-objective study, see :attr:`objective_values`
     values: list[float] | None = None
+    #: the outcome-constraint values of a complete trial, ``None`` without outcome constraints
+    constraints: list[float] | None = None
+
+    @property
+    def feasible(self) -> bool:
+        """Whether a complete trial satisfies every outcome constraint (``c <= 0``)."""
+        return self.state == "complete" and (
+            self.constraints is None or all(c <= 0 for c in self.constraints))
 
     @property
     def objective_values(self) -> list[float] | None:
@@ -73,18 +86,19 @@ class Trial:
         """This trial as stored."""
         return TrialRecord(self.number, self.state, self.params, self.x.tolist(), self.value,
                            self.message, self.suggest_seconds, self.worker, self.heartbeat,
-                           self.attempts, self.values)
+                           self.attempts, self.values, self.constraints)
 
     @classmethod
     def from_record(cls, record: TrialRecord) -> Trial:
         return cls(record.number, record.params, torch.tensor(record.x, dtype=DTYPE),
                    record.state, record.value, record.message, record.suggest_seconds,
-                   record.worker, record.heartbeat, record.attempts, record.values)
+                   record.worker, record.heartbeat, record.attempts, record.values,
+                   record.constraints)
 
     def update(self, record: TrialRecord) -> None:
         """Take the stored state of this trial (written by this or another worker)."""
         self.state, self.value, self.message = record.state, record.value, record.message
-        self.values = record.values
+        self.values, self.constraints = record.values, record.constraints
         self.worker, self.heartbeat, self.attempts = (
             record.worker, record.heartbeat, record.attempts)
 
@@ -99,7 +113,22 @@ class Trial:
         }
         if self.values is not None:
             out["values"] = list(self.values)
+        if self.constraints is not None:
+            out["constraints"] = list(self.constraints)
         return out
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an objective function returns when the study has outcome constraints: its value
+    (a float, or one per objective) and ``constraints``, one number per outcome constraint,
+    feasible when ``<= 0``.
+
+    Example: ``return bodi.Outcome(error, constraints=[latency_ms - 10.0])``.
+    """
+
+    value: Any
+    constraints: Sequence[float]
 
 
 class Optimizer(ABC):
@@ -112,6 +141,10 @@ class Optimizer(ABC):
         directions: one direction per objective, for a multi-objective study (e.g.
             ``["minimize", "minimize"]``; replaces ``direction``). Only optimizers with
             :attr:`supports_multi_objective` accept more than one.
+        outcome_constraints: how many black-box constraint values each evaluation reports
+            (``tell(x, value, constraints=[...])``, or an :class:`Outcome` from the objective);
+            feasible when all are ``<= 0``. Stored with the study. Only optimizers with
+            :attr:`supports_outcome_constraints` accept them.
         storage: where the study lives: ``None`` (memory), a path (SQLite file) or a
             :class:`bodi.storage.Storage`. An existing study of the same name is resumed; its
             space and settings must match.
@@ -141,6 +174,7 @@ class Optimizer(ABC):
         seed: int = 0,
         direction: str = "minimize",
         directions: Sequence[str] | None = None,
+        outcome_constraints: int = 0,
         storage: str | Path | Storage | None = None,
         study_name: str | None = None,
         on_pending: str = "reissue",
@@ -155,6 +189,15 @@ class Optimizer(ABC):
                 f"{type(self).__name__} optimizes one objective; for several objectives use "
                 f"one of: {', '.join(multi_objective_methods())}"
             )
+        if isinstance(outcome_constraints, bool) or not isinstance(
+            outcome_constraints, numbers.Integral
+        ) or outcome_constraints < 0:
+            raise ValueError(f"outcome_constraints must be a number of constraints (an integer "
+                             f">= 0), got {outcome_constraints!r}")
+        if outcome_constraints and not self.supports_outcome_constraints:
+            raise ValueError(f"{type(self).__name__} does not take outcome constraints; use "
+                             "bodi, a GP baseline, tpe, nsga2 or random")
+        self.outcome_constraints = int(outcome_constraints)
         if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
             raise ValueError(f"seed must be an integer, got {seed!r}")
         if on_pending not in ("reissue", "fail"):
@@ -199,6 +242,8 @@ class Optimizer(ABC):
 
     #: whether the optimizer accepts several objectives (``directions=``)
     supports_multi_objective: ClassVar[bool] = False
+    #: whether the optimizer accepts black-box outcome constraints (``outcome_constraints=``)
+    supports_outcome_constraints: ClassVar[bool] = False
 
     #: settings that studies stored by older versions of bodi lack, with the value they ran with
     legacy_settings: ClassVar[dict[str, Any]] = {}
@@ -213,9 +258,12 @@ class Optimizer(ABC):
         return {**cls.legacy_settings, **stored}
 
     def _study_record(self) -> StudyRecord:
+        settings = self.settings()
+        if self.outcome_constraints:  # (absent otherwise, as in studies stored before them)
+            settings = {**settings, "outcome_constraints": self.outcome_constraints}
         return StudyRecord(
             self.study_name, type(self).__name__, self.space.to_dict(),
-            json.loads(json.dumps(self.settings())), self.seed, self.direction,
+            json.loads(json.dumps(settings)), self.seed, self.direction,
         )
 
     def _open_study(self) -> None:
@@ -328,6 +376,17 @@ class Optimizer(ABC):
         return Y * self.signs
 
     @property
+    def C_completed(self) -> Tensor:
+        """``n x c`` outcome-constraint values of completed trials (feasible: ``<= 0``)."""
+        rows = [t.constraints for t in self._rows("complete")]
+        return torch.tensor(rows, dtype=DTYPE).reshape(-1, self.outcome_constraints)
+
+    @property
+    def feasible_completed(self) -> Tensor:
+        """``n`` mask: which completed trials satisfy every outcome constraint."""
+        return (self.C_completed <= 0).all(-1)
+
+    @property
     def X_pending(self) -> Tensor:
         return self._stack([t.x for t in self._rows("pending")])
 
@@ -346,7 +405,7 @@ class Optimizer(ABC):
         if self.is_multi_objective:
             raise ValueError("a study with several objectives has no single best trial; "
                              "see pareto_front")
-        done = self._rows("complete")
+        done = [t for t in self._rows("complete") if t.feasible]
         if not done:
             return None
         trial = max(done, key=lambda t: self.sign * t.value)
@@ -354,14 +413,16 @@ class Optimizer(ABC):
 
     @property
     def pareto_front(self) -> list[Trial]:
-        """The complete trials no other complete trial dominates (better or equal in every
+        """The feasible complete trials no other one dominates (better or equal in every
         objective, better in one), in number order; with one objective, the best trials."""
         from botorch.utils.multi_objective.pareto import is_non_dominated
 
         done = self._rows("complete")
-        if not done:
+        feasible = self.feasible_completed
+        if not feasible.any():
             return []
-        mask = is_non_dominated(self.Y_completed, deduplicate=False)
+        mask = torch.zeros(len(done), dtype=torch.bool)
+        mask[feasible] = is_non_dominated(self.Y_completed[feasible], deduplicate=False)
         return [t for t, keep in zip(done, mask.tolist(), strict=True) if keep]
 
     @property
@@ -472,13 +533,16 @@ class Optimizer(ABC):
         self,
         params: Mapping[str, Any] | Sequence[Mapping[str, Any]],
         value: Any,
+        constraints: Sequence[float] | Sequence[Sequence[float]] | None = None,
     ) -> Trial | list[Trial]:
         """Record the value of one configuration, or of a list of them; returns the trial(s).
 
         A value of ``None``, NaN or +-inf marks the trial as failed: it is excluded from the
         model and never proposed again. A value of any other non-numeric type is an error.
         With several objectives a value is a sequence of one number per objective (a ``None``,
-        NaN or inf among them marks the trial as failed).
+        NaN or inf among them marks the trial as failed). With outcome constraints,
+        ``constraints`` gives each configuration's constraint values (one sequence of ``c``
+        numbers per configuration); a non-finite one marks the trial as failed.
         """
         single = isinstance(params, Mapping)
         if single:
@@ -493,12 +557,41 @@ class Optimizer(ABC):
                     f"got {len(params_list)} configurations but {len(values)} values"
                 )
         checked = [self._check_values(v) for v in values]
+        limits = self._check_constraints(constraints, len(values), single)
         X = self.space.encode(params_list)
-        trials = [
-            self._record(x, c, None if c is not None else f"objective returned {v!r}")
-            for x, c, v in zip(X, checked, values, strict=True)
-        ]
+        trials = []
+        for x, c, v, limit in zip(X, checked, values, limits, strict=True):
+            if c is not None and self.outcome_constraints and limit is None:
+                trials.append(self._record(x, None, "a constraint value is not finite"))
+            else:
+                trials.append(self._record(
+                    x, c, None if c is not None else f"objective returned {v!r}", limit))
         return trials[0] if single else trials
+
+    def _check_constraints(self, constraints: Any, n: int, single: bool) -> list[Any]:
+        """``n`` checked lists of constraint values (``None``: a non-finite one)."""
+        k = self.outcome_constraints
+        if not k:
+            if constraints is not None:
+                raise ValueError("constraint values were given, but this study has no outcome "
+                                 "constraints (outcome_constraints=0)")
+            return [None] * n
+        if constraints is None:
+            raise ValueError(f"this study has {k} outcome constraint(s): tell their values, "
+                             "tell(x, value, constraints=[...])")
+        rows = [constraints] if single else list(constraints)
+        if len(rows) != n:
+            raise ValueError(f"got {n} configurations but {len(rows)} constraint rows")
+        out = []
+        for row in rows:
+            if isinstance(row, Tensor):
+                row = row.reshape(-1).tolist()
+            if isinstance(row, str | bytes) or not isinstance(row, Sequence) or len(row) != k:
+                raise ValueError(f"this study has {k} outcome constraint(s): each needs a "
+                                 f"sequence of {k} numbers, got {row!r}")
+            values = [_check_value(v) for v in row]
+            out.append(None if any(v is None for v in values) else values)
+        return out
 
     def _check_values(self, value: Any) -> float | list[float] | None:
         """One told value checked: a float (one objective), a list of ``k`` floats (``k``
@@ -519,7 +612,7 @@ class Optimizer(ABC):
         return None if any(v is None for v in checked) else checked
 
     def _record(self, x: Tensor, value: float | list[float] | None,
-                message: str | None) -> Trial:
+                message: str | None, constraints: list[float] | None = None) -> Trial:
         self.refresh()
         pending = [t for t in self.trials if t.state == "pending" and torch.equal(t.x, x)]
         # this worker's own trial first, then one another worker holds
@@ -532,6 +625,8 @@ class Optimizer(ABC):
             trial.state, trial.values = "complete", value
         else:
             trial.state, trial.value = "complete", value
+        if value is not None:
+            trial.constraints = constraints
         self._save(trial)  # committed before anything else happens
         return trial
 

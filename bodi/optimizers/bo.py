@@ -85,12 +85,18 @@ class GPOptimizer(ModelBasedOptimizer):
             They are computed exactly instead of modelled (BoTorch's
             ``GenericDeterministicModel``); the objective function still returns all values.
             Python functions are not stored with a study: pass them again to continue it.
+        outcome_constraints: the number of black-box constraint values per evaluation (see
+            :class:`bodi.optimizers.Optimizer`). Each is modelled by its own GP, and the
+            acquisition is constrained qLogNEI (qLogNEHVI with several objectives): each sample
+            weighted by the smoothed probability that all constraints hold. Until a feasible
+            trial is found the trust region follows the least violation.
 
     Subclasses implement :meth:`make_model` and extend :meth:`settings`.
     """
 
     min_completed = 2  # a GP needs two values
     supports_multi_objective: ClassVar[bool] = True
+    supports_outcome_constraints: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -120,6 +126,9 @@ class GPOptimizer(ModelBasedOptimizer):
         directions = check_directions(direction, kwargs.get("directions"))
         self.ref_point, self.known_objectives = _check_multi_objective_options(
             directions, acquisition, ref_point, known_objectives)
+        if kwargs.get("outcome_constraints") and acquisition != "logei":
+            raise ValueError("outcome constraints use acquisition 'logei' (constrained qLogNEI "
+                             f"/ qLogNEHVI), not {acquisition!r}")
         for name, value in (("num_restarts", num_restarts), ("raw_samples", raw_samples)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -201,7 +210,8 @@ class GPOptimizer(ModelBasedOptimizer):
         ``ref_point`` or one inferred from the completed trials."""
         if self.ref_point is not None:
             return torch.tensor(self.ref_point, dtype=DTYPE) * self.signs
-        return infer_reference_point(self.Y_completed)
+        Y, feasible = self.Y_completed, self.feasible_completed
+        return infer_reference_point(Y[feasible] if feasible.any() else Y)
 
     def utility(self) -> Tensor:
         """``n`` scalar utilities of the completed trials, larger is better: the value with one
@@ -209,9 +219,11 @@ class GPOptimizer(ModelBasedOptimizer):
         each iteration (seeded), whose best point is on the Pareto front."""
         Y = self.Y_completed
         if not self.is_multi_objective:
-            return Y.squeeze(-1)
-        g = torch.Generator().manual_seed(derive_seed(self.seed, len(self.trials), 0xC4EB))
-        return chebyshev_utility(Y, random_weights(self.n_objectives, g))
+            utility = Y.squeeze(-1)
+        else:
+            g = torch.Generator().manual_seed(derive_seed(self.seed, len(self.trials), 0xC4EB))
+            utility = chebyshev_utility(Y, random_weights(self.n_objectives, g))
+        return penalize_infeasible(utility, self.C_completed)
 
     def trust_region(self) -> TrustRegion | None:
         """The current trust region (``None``: search the whole space). With several
@@ -222,9 +234,11 @@ class GPOptimizer(ModelBasedOptimizer):
             return None
         X, Y = self.X_completed, self.Y_completed
         if self.is_multi_objective:
-            progress = running_hypervolume(Y, self.reference_point())
+            ref = self.reference_point()
+            Y = torch.where(self.feasible_completed.unsqueeze(-1), Y, ref - 1)  # adds nothing
+            progress = running_hypervolume(Y, ref)
         else:
-            progress = Y.squeeze(-1).tolist()
+            progress = penalize_infeasible(Y.squeeze(-1), self.C_completed).tolist()
         state = trust_region_state(progress, self.n_init, settings, len(self.space.discrete_dims))
         return region_from_state(self.space, state, X, self.utility().unsqueeze(-1))
 
@@ -255,7 +269,8 @@ class GPOptimizer(ModelBasedOptimizer):
         return GenericDeterministicModel(exact, num_outputs=1)
 
     def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
-        X, Y = self.X_completed, squash_outcomes(self.Y_completed, self.dtype)
+        X = self.X_completed
+        Y = squash_outcomes(torch.cat([self.Y_completed, self.C_completed], -1), self.dtype)
         pending = torch.cat([self.X_pending, design])
         tkwargs = self.tensor_kwargs
         X_model, Y_model = X.to(**tkwargs), Y.to(**tkwargs)
@@ -265,6 +280,7 @@ class GPOptimizer(ModelBasedOptimizer):
             X_pending=pending.to(**tkwargs) if len(pending) else None, q=q,
             ucb_beta=self.ucb_beta,
             ref_point=self.reference_point().to(**tkwargs) if self.is_multi_objective else None,
+            n_constraints=self.outcome_constraints,
         )
         if (self.device.type, self.dtype) != ("cpu", torch.float64):
             acq = OnModelDevice(acq, **tkwargs)  # the search stays in CPU float64
@@ -288,6 +304,18 @@ class GPOptimizer(ModelBasedOptimizer):
             except SearchSpaceExhaustedError:  # every point of the region was evaluated
                 pass
         return optimize_acquisition(acq, self.space, incumbents=X[order], **kwargs)
+
+
+def penalize_infeasible(utility: Tensor, C: Tensor) -> Tensor:
+    """``n`` utilities (larger is better) with each infeasible row (some ``C > 0``, ``C``:
+    ``n x c``) put below every feasible one: ``min(feasible) - 1 - total violation``, so the
+    least violating infeasible row ranks first among them."""
+    violation = C.clamp_min(0).sum(-1)
+    infeasible = violation > 0
+    if not infeasible.any():
+        return utility
+    floor = utility[~infeasible].min() if (~infeasible).any() else utility.new_tensor(0.0)
+    return torch.where(infeasible, floor - 1 - violation, utility)
 
 
 def _check_multi_objective_options(

@@ -43,6 +43,7 @@ class RandomSearch(Optimizer):
     feasible points only in a constrained space). Any number of objectives."""
 
     supports_multi_objective = True
+    supports_outcome_constraints = True
 
     def _suggest(self, n: int) -> Tensor:
         return sample_new_points(self.space, n, self._stack([t.x for t in self.trials]))

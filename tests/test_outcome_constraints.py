@@ -1,0 +1,133 @@
+"""Black-box outcome constraints: bodi.Outcome, tell(constraints=), the constrained
+acquisition functions, best/Pareto front among feasible trials, storage and resume."""
+
+import pytest
+import torch
+from botorch.acquisition import qLogNoisyExpectedImprovement
+from botorch.acquisition.multi_objective.logei import qLogNoisyExpectedHypervolumeImprovement
+
+import bodi
+from bodi import Outcome
+from bodi.optimizers.bo import penalize_infeasible
+from bodi.optimizers.registry import make_optimizer
+from bodi.space import Binary, SearchSpace
+
+SMALL = {"dictionary_size": 16, "num_restarts": 2, "raw_samples": 64, "n_init": 6}
+SPACE = SearchSpace([Binary(f"b{i}") for i in range(10)])
+
+
+def heavy_but_few(params):
+    """Minimize minus the weighted bits on, with at most 3 bits on: optimum -(10+9+8) = -27."""
+    bits = [int(params[f"b{i}"]) for i in range(10)]
+    value = -sum((i + 1) * b for i, b in enumerate(bits))
+    return Outcome(float(value), constraints=[float(sum(bits) - 3)])
+
+
+def test_bodi_finds_the_best_feasible_point_and_reports_only_feasible_ones():
+    result = bodi.minimize(heavy_but_few, SPACE, budget=16, seed=0, outcome_constraints=1,
+                           **SMALL)
+    assert any(not t.feasible for t in result.history)  # the design has infeasible points
+    best = min((t for t in result.history if t.feasible), key=lambda t: t.value)
+    assert result.best_value == best.value and result.best_params == best.params
+    assert sum(result.best_params.values()) <= 3
+    # near the constrained optimum -27 (random search with the same seed: -20; seeds 0-4 of
+    # random search: -20, -18, -12, -18, -25)
+    assert result.best_value <= -24
+    opt = result.optimizer
+    assert opt.C_completed.shape == (16, 1)
+    acq = _acquisition(opt)
+    assert isinstance(acq, qLogNoisyExpectedImprovement) and acq._constraints
+
+
+def _acquisition(opt):
+    """The acquisition function of the next suggestion (captured)."""
+    import bodi.optimizers.bo as bo
+
+    captured = []
+    original = bo.make_acquisition
+
+    def spy(*args, **kwargs):
+        captured.append(original(*args, **kwargs))
+        return captured[-1]
+
+    bo.make_acquisition = spy
+    try:
+        opt.ask()
+    finally:
+        bo.make_acquisition = original
+    return captured[0]
+
+
+def test_several_objectives_with_a_constraint_use_constrained_qlognehvi():
+    def f(params):
+        bits = [int(params[f"b{i}"]) for i in range(10)]
+        return Outcome([float(sum(bits)), float(bits[0] + bits[1])],
+                       constraints=[float(sum(bits) - 5)])
+
+    result = bodi.minimize(f, SPACE, budget=10, directions=["maximize", "minimize"],
+                           outcome_constraints=1, **SMALL)
+    assert result.pareto_front and all(t.feasible for t in result.pareto_front)
+    acq = _acquisition(result.optimizer)
+    assert isinstance(acq, qLogNoisyExpectedHypervolumeImprovement) and acq.constraints
+
+
+@pytest.mark.parametrize("method", ["random", "tpe", "nsga2"])
+def test_baselines_take_outcome_constraints(method):
+    opt = make_optimizer(method, SPACE, seed=0, direction="minimize", n_init=6,
+                         outcome_constraints=1)
+    result = bodi.minimize(heavy_but_few, SPACE, budget=14, optimizer=opt)
+    assert all(t.constraints is not None for t in result.history)
+    assert result.best_value is None or sum(result.best_params.values()) <= 3
+
+
+def test_tell_checks_constraint_values():
+    opt = bodi.BODi(SPACE, outcome_constraints=2, **SMALL)
+    x = opt.ask()
+    with pytest.raises(ValueError, match="tell their values"):
+        opt.tell(x, 1.0)
+    with pytest.raises(ValueError, match="sequence of 2"):
+        opt.tell(x, 1.0, constraints=[1.0])
+    with pytest.warns(UserWarning):
+        trial = opt.tell(x, 1.0, constraints=[0.0, float("inf")])
+    assert trial.state == "failed"
+    y = opt.ask()
+    trial = opt.tell(y, 2.0, constraints=[0.0, -1.0])
+    assert trial.feasible and trial.constraints == [0.0, -1.0]
+    z = opt.ask()
+    assert not opt.tell(z, 0.5, constraints=[0.1, -1.0]).feasible
+    assert opt.best[1] == 2.0  # the better value 0.5 is infeasible
+    plain = bodi.BODi(SPACE, **SMALL)
+    with pytest.raises(ValueError, match="no outcome constraints"):
+        plain.tell(plain.ask(), 1.0, constraints=[0.0])
+    with pytest.raises(ValueError, match="does not take outcome constraints"):
+        make_optimizer("sa", SPACE, seed=0, direction="minimize", outcome_constraints=1)
+    with pytest.raises(ValueError, match="outcome_constraints must be"):
+        bodi.BODi(SPACE, outcome_constraints=-1)
+
+
+def test_an_objective_without_an_outcome_is_a_failed_trial():
+    opt = bodi.RandomSearch(SPACE, outcome_constraints=1)
+    with pytest.raises(RuntimeError, match="failed in a row"):
+        bodi.minimize(lambda p: 1.0, SPACE, budget=5, optimizer=opt,
+                      max_consecutive_failures=3)
+    assert "bodi.Outcome" in opt.trials[0].message
+
+
+def test_penalize_infeasible_ranks_feasible_first_then_by_violation():
+    utility = torch.tensor([5.0, 1.0, 9.0, 7.0])
+    C = torch.tensor([[0.0], [-1.0], [2.0], [0.5]])
+    out = penalize_infeasible(utility, C)
+    assert out.argsort(descending=True).tolist() == [0, 1, 3, 2]
+
+
+def test_a_constrained_study_is_stored_and_resumed(tmp_path):
+    path = tmp_path / "study.db"
+    first = bodi.minimize(heavy_but_few, SPACE, budget=8, outcome_constraints=1,
+                          storage=path, **SMALL)
+    study = bodi.load_study(path)
+    assert study.outcome_constraints == 1
+    assert [t.constraints for t in study.trials] == [t.constraints for t in first.history]
+    with pytest.raises(ValueError, match="different settings"):
+        bodi.BODi(SPACE, storage=path, **SMALL)  # the same study without its constraints
+    more = bodi.minimize(heavy_but_few, SPACE, budget=10, optimizer=study)
+    assert len(more.history) == 10 and all(t.constraints for t in more.history)
