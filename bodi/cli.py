@@ -230,6 +230,7 @@ def _run(args: argparse.Namespace) -> int:
         result = minimize(
             objective, space, budget=args.budget, seed=args.seed, direction=args.direction,
             directions=_directions(args.directions),
+            outcome_constraints=args.outcome_constraints,
             n_workers=args.workers, executor=executor, timeout=args.timeout, storage=storage,
             study_name=args.study_name, n_init=args.n_init, progress=not args.quiet,
             max_consecutive_failures=args.max_failures, max_attempts=args.max_attempts,
@@ -378,6 +379,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--directions", default=None,
                      help="several objectives, e.g. minimize,minimize: the objective returns "
                           "one value per objective; the result is a Pareto front")
+    run.add_argument("--outcome-constraints", type=int, default=0, metavar="C",
+                     help="the objective returns bodi.Outcome(value, constraints=[C numbers]); "
+                          "a trial is feasible when all are <= 0")
     run.add_argument("--workers", type=_positive_int, default=1,
                      help="evaluations running at once (threads, or Dask with --scheduler)")
     run.add_argument("--scheduler", default=None, help="address of a running Dask scheduler")

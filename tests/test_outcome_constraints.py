@@ -131,3 +131,23 @@ def test_a_constrained_study_is_stored_and_resumed(tmp_path):
         bodi.BODi(SPACE, storage=path, **SMALL)  # the same study without its constraints
     more = bodi.minimize(heavy_but_few, SPACE, budget=10, optimizer=study)
     assert len(more.history) == 10 and all(t.constraints for t in more.history)
+
+
+def test_bodi_run_with_outcome_constraints(tmp_path, capsys):
+    from bodi.cli import main
+
+    (tmp_path / "objective.py").write_text(
+        "import bodi\n\n"
+        "def f(params):\n"
+        "    bits = sum(params[f'b{i}'] for i in range(10))\n"
+        "    return bodi.Outcome(-float(bits), constraints=[bits - 3.0])\n"
+    )
+    SPACE.to_json(tmp_path / "space.json")
+    code = main(["run", "--objective", f"{tmp_path / 'objective.py'}:f", "--space",
+                 str(tmp_path / "space.json"), "--storage", str(tmp_path / "study.db"),
+                 "--quiet", "--n-init", "5", "--budget", "7", "--outcome-constraints", "1"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "7 complete" in out and "best value" in out
+    study = bodi.load_study(tmp_path / "study.db")
+    assert study.outcome_constraints == 1 and sum(study.best[0].values()) <= 3
