@@ -239,3 +239,18 @@ def _complete(path):
     finally:
         db.close()
     return {params: json.loads(values) for params, values in rows}
+
+
+def test_a_known_weighted_sum_of_binary_parameters_is_one_matrix_product():
+    weights = {f"b{i}": 0.5 * i for i in range(8)}
+    opt = bodi.BODi(SPACE, directions=["minimize", "minimize"], known_objectives={1: weights},
+                    **SMALL)
+    for _ in range(7):
+        x = opt.ask()
+        opt.tell(x, error_and_cost(x))
+    _, cost_model = opt.model.models
+    X = SPACE.sample(5, generator=torch.Generator().manual_seed(1))
+    expected = [-sum(w for name, w in weights.items() if p[name]) for p in SPACE.decode(X)]
+    assert cost_model.posterior(X).mean.squeeze(-1).tolist() == pytest.approx(expected)
+    with pytest.raises(ValueError, match="not binary parameters: \\['c'\\]"):
+        bodi.BODi(SPACE, directions=["minimize", "minimize"], known_objectives={1: {"c": 1.0}})

@@ -32,7 +32,8 @@ class MultiObjectiveProblem:
         directions: ``k`` directions.
         ref_point: ``k`` values (objectives' units): the hypervolume of a result counts what
             it dominates between its points and this point.
-        known_objectives: ``{index: function(params)}`` for the objectives known exactly.
+        known_objectives: the objectives known exactly, as BODi's ``known_objectives`` takes
+            them (``{index: function(params)}`` or ``{index: {binary parameter: weight}}``).
     """
 
     name: str
@@ -40,7 +41,7 @@ class MultiObjectiveProblem:
     evaluate: Callable[[dict[str, Any]], list[float]]
     directions: tuple[str, ...]
     ref_point: tuple[float, ...]
-    known_objectives: dict[int, Callable[[dict[str, Any]], float]] = field(default_factory=dict)
+    known_objectives: dict[int, Any] = field(default_factory=dict)
 
     def __call__(self, params: dict[str, Any]) -> list[float]:
         return self.evaluate(params)
@@ -70,8 +71,9 @@ def svm53_cost(csv_path: str | None = None, seed: int = 0) -> MultiObjectiveProb
         x = problem.space.encode(params)
         return [float(problem.evaluate_encoded(x)[0]), cost(params)]
 
+    weights = {name: float(c) for name, c in zip(names, costs, strict=True)}
     return MultiObjectiveProblem("svm53-cost", problem.space, evaluate,
-                                 ("minimize", "minimize"), (1.0, 1.0), {1: cost})
+                                 ("minimize", "minimize"), (1.0, 1.0), {1: weights})
 
 
 #: name -> constructor

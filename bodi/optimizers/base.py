@@ -378,8 +378,11 @@ class Optimizer(ABC):
     @property
     def C_completed(self) -> Tensor:
         """``n x c`` outcome-constraint values of completed trials (feasible: ``<= 0``)."""
-        rows = [t.constraints for t in self._rows("complete")]
-        return torch.tensor(rows, dtype=DTYPE).reshape(-1, self.outcome_constraints)
+        done = self._rows("complete")
+        if not self.outcome_constraints:
+            return torch.empty(len(done), 0, dtype=DTYPE)
+        return torch.tensor([t.constraints for t in done], dtype=DTYPE).reshape(
+            -1, self.outcome_constraints)
 
     @property
     def feasible_completed(self) -> Tensor:

@@ -39,7 +39,7 @@ from bodi.multi_objective import (
 from bodi.optimizers.base import check_directions
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.seeding import derive_seed
-from bodi.space import DTYPE, SearchSpace, Value
+from bodi.space import DTYPE, Binary, SearchSpace, Value
 from bodi.storage import Storage
 
 
@@ -81,10 +81,13 @@ class GPOptimizer(ModelBasedOptimizer):
             ``[1.0, 50]`` for "error at most 1, cost at most 50"); default: inferred from the
             observed Pareto front each iteration (BoTorch's ``infer_reference_point``).
         known_objectives: objectives that are known functions of the parameters (e.g. the
-            summed cost of the selected features), ``{index: function(params) -> float}``.
-            They are computed exactly instead of modelled (BoTorch's
-            ``GenericDeterministicModel``); the objective function still returns all values.
-            Python functions are not stored with a study: pass them again to continue it.
+            summed cost of the selected features): ``{index: function(params) -> float}``, or
+            ``{index: {binary parameter name: weight}}`` for a weighted sum of binary
+            parameters (one matrix product for a whole batch of candidates; a function is
+            called on each decoded candidate, which costs more). They are computed exactly
+            instead of modelled (BoTorch's ``GenericDeterministicModel``); the objective
+            function still returns all values. They are not stored with a study: pass them
+            again to continue it.
         outcome_constraints: the number of black-box constraint values per evaluation (see
             :class:`bodi.optimizers.Optimizer`). Each is modelled by its own GP, and the
             acquisition is constrained qLogNEI (qLogNEHVI with several objectives): each sample
@@ -125,7 +128,7 @@ class GPOptimizer(ModelBasedOptimizer):
             raise ValueError(f"space must be a bodi.SearchSpace, got {type(space).__name__}")
         directions = check_directions(direction, kwargs.get("directions"))
         self.ref_point, self.known_objectives = _check_multi_objective_options(
-            directions, acquisition, ref_point, known_objectives)
+            space, directions, acquisition, ref_point, known_objectives)
         if kwargs.get("outcome_constraints") and acquisition != "logei":
             raise ValueError("outcome constraints use acquisition 'logei' (constrained qLogNEI "
                              f"/ qLogNEHVI), not {acquisition!r}")
@@ -255,10 +258,22 @@ class GPOptimizer(ModelBasedOptimizer):
         ]
         return ModelList(*models)
 
-    def _known_model(self, index: int, function: Callable[[dict[str, Value]], float]) -> Model:
+    def _known_model(self, index: int,
+                     function: Callable[[dict[str, Value]], float] | Mapping[str, float]) -> Model:
         """Objective ``index`` as ``GenericDeterministicModel``: ``function`` of the decoded
-        parameters of each ``... x dim`` point, in the larger-is-better orientation."""
+        parameters of each ``... x dim`` point (or the weighted sum of the encoded binary
+        columns), in the larger-is-better orientation."""
         space, sign = self.space, float(self.signs[index])
+        if isinstance(function, Mapping):
+            names = [p.name for p in space.parameters]
+            weights = torch.zeros(space.dim, dtype=DTYPE)
+            for name, weight in function.items():
+                weights[names.index(name)] = sign * float(weight)
+
+            def linear(X: Tensor) -> Tensor:
+                return (X @ weights.to(X)).unsqueeze(-1)
+
+            return GenericDeterministicModel(linear, num_outputs=1)
 
         def exact(X: Tensor) -> Tensor:
             flat = space.round(X.detach().reshape(-1, X.shape[-1]).to("cpu", DTYPE))
@@ -319,9 +334,9 @@ def penalize_infeasible(utility: Tensor, C: Tensor) -> Tensor:
 
 
 def _check_multi_objective_options(
-    directions: Sequence[str], acquisition: str, ref_point: Sequence[float] | None,
-    known_objectives: Mapping[int, Callable] | None,
-) -> tuple[list[float] | None, dict[int, Callable]]:
+    space: SearchSpace, directions: Sequence[str], acquisition: str,
+    ref_point: Sequence[float] | None, known_objectives: Mapping[int, Any] | None,
+) -> tuple[list[float] | None, dict[int, Any]]:
     """``ref_point`` as a list and ``known_objectives`` as a dict, checked against the
     number of objectives."""
     k = len(directions)
@@ -345,8 +360,16 @@ def _check_multi_objective_options(
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < k:
             raise ValueError(f"known_objectives keys are objective indices 0..{k - 1}, got "
                              f"{index!r}")
-        if not callable(function):
-            raise ValueError(f"known objective {index} must be a function of the parameters")
+        if isinstance(function, Mapping):
+            binary = {p.name for p in space.parameters if isinstance(p, Binary)}
+            unknown = [name for name in function if name not in binary]
+            if unknown or not all(isinstance(w, int | float) and math.isfinite(w)
+                                  for w in function.values()):
+                raise ValueError(f"known objective {index}: a weighted sum takes finite weights "
+                                 f"of binary parameters; not binary parameters: {unknown}")
+        elif not callable(function):
+            raise ValueError(f"known objective {index} must be a function of the parameters or "
+                             "{binary parameter: weight}")
     if len(known) == k:
         raise ValueError("every objective is known: there is nothing to model")
     return ref_point, known
