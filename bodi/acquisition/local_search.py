@@ -23,6 +23,7 @@ from torch import Tensor
 
 from bodi.acquisition.trust_region import TrustRegion
 from bodi.space import (
+    DTYPE,
     NeighbourMoves,
     SearchSpace,
     SearchSpaceExhaustedError,
@@ -77,69 +78,104 @@ def local_search(
     moves = NeighbourMoves(space)
     avoid_keys = row_keys(space, avoid) if len(avoid) else None
 
-    def score(X: Tensor) -> Tensor:
+    def score(X: Tensor, keys: Tensor | None = None) -> Tensor:
+        """Acquisition values of ``N x dim`` points, ``-inf`` where not allowed; ``keys``: their
+        :func:`row_keys`, when known."""
         with torch.no_grad():
             values = torch.cat(
                 [acq_function(chunk.unsqueeze(-2)) for chunk in X.split(batch_limit)]
             )
         allowed = torch.ones(len(X), dtype=torch.bool)
         if avoid_keys is not None:
-            allowed &= ~torch.isin(row_keys(space, X), avoid_keys)
+            keys = row_keys(space, X) if keys is None else keys
+            allowed &= ~torch.isin(keys, avoid_keys)
         if region is not None:
             allowed &= region.contains(X)
         if space.constraints:
             allowed &= space.feasible(X)
         return torch.where(allowed, values, torch.full_like(values, -torch.inf))
 
-    pool = [space.sample(raw_samples) if region is None else region.sample(raw_samples)]
-    if incumbents is not None and len(incumbents):
-        pool.append(moves.apply(incumbents[:num_spray_centers]).reshape(-1, space.dim))
-    if region is not None:
-        pool.append(region.center.unsqueeze(0))
-    pool = torch.cat(pool)
-    if space.is_discrete:  # distinct starting points
-        _, first = np.unique(row_keys(space, pool).numpy(), return_index=True)
-        pool = pool[torch.from_numpy(np.sort(first))]
-    pool_values = score(pool)
-    if not torch.isfinite(pool_values).any():
+    def candidates():  # the pool of starting candidates, part by part (bounded memory)
+        yield space.sample(raw_samples) if region is None else region.sample(raw_samples)
+        if incumbents is not None:
+            for incumbent in incumbents[:num_spray_centers]:  # spray: its K neighbours
+                yield moves.apply(incumbent.unsqueeze(0))[0]
+        if region is not None:
+            yield region.center.unsqueeze(0)
+
+    X, values = _best_starts(candidates(), score, space, num_restarts)
+    if not torch.isfinite(values).any():
         raise SearchSpaceExhaustedError("no candidate outside the evaluated points was found")
-    top = pool_values.topk(min(num_restarts, len(pool))).indices
-    X, values = pool[top], pool_values[top]
     X, values = X[torch.isfinite(values)], values[torch.isfinite(values)]
     rounds = continuous_steps if space.continuous_dims else 1
     for _ in range(rounds):
-        X, values = _climb(X, values, moves, score, max_steps, max_elements)
+        X, values = _climb(X, values, moves, score, max_steps, max_elements, space)
         if space.continuous_dims:
             X, values = _continuous_step(acq_function, space, X, values, region)
     best = values.argmax()
     return X[best], values[best]
 
 
+def _best_starts(
+    parts, score, space: SearchSpace, k: int
+) -> tuple[Tensor, Tensor]:
+    """The ``k`` best distinct candidates (``k x dim``, best first) and their scores, from
+    ``parts`` (an iterable of ``N_i x dim`` tensors) scored one part at a time, so that the
+    spray of a large space (``d`` neighbours of each of several centres) is never held whole."""
+    X = torch.empty(0, space.dim, dtype=DTYPE)
+    values = torch.empty(0, dtype=DTYPE)
+    keys = torch.empty(0, dtype=torch.long)
+    for part in parts:
+        part_keys = None
+        if space.is_discrete:  # distinct starting points
+            part_keys = row_keys(space, part)
+            _, first = np.unique(part_keys.numpy(), return_index=True)
+            first = torch.from_numpy(np.sort(first))
+            new = ~torch.isin(part_keys[first], keys)
+            part, part_keys = part[first][new], part_keys[first][new]
+            keys = torch.cat([keys, part_keys])
+        if len(part) == 0:
+            continue
+        X = torch.cat([X, part])
+        values = torch.cat([values, score(part, part_keys).to(values)])
+        top = values.topk(min(k, len(values))).indices
+        X, values = X[top], values[top]
+        keys = keys[top] if space.is_discrete else keys
+    return X, values
+
+
 def _climb(
     X: Tensor, values: Tensor, moves: NeighbourMoves, score, max_steps: int,
-    max_elements: int = 2**24,
+    max_elements: int = 2**24, space: SearchSpace | None = None,
 ) -> tuple[Tensor, Tensor]:
     """Greedy 1-Hamming hill climbing of all rows of ``X`` at once.
 
     Each step builds the ``a x K x dim`` neighbours of the ``a`` active rows, in chunks of rows
-    whose neighbour tensor has at most ``max_elements`` entries.
+    whose neighbour tensor has at most ``max_elements`` entries. With ``space``, the
+    neighbours' :func:`row_keys` are updated from their parents' (:meth:`NeighbourMoves.keys`)
+    instead of hashed anew.
     """
     if len(moves) == 0:
         return X, values
     chunk = max(1, max_elements // max(1, len(moves) * X.shape[-1]))
     active = torch.ones(len(X), dtype=torch.bool)
+    keys = row_keys(space, X) if space is not None else None
     for _ in range(max_steps):
         if not active.any():
             break
         for rows in active.nonzero().squeeze(-1).split(chunk):
             neighbours = moves.apply(X[rows])  # a x K x dim
             a, K = neighbours.shape[:2]
-            nb_values = score(neighbours.reshape(a * K, -1)).reshape(a, K)
+            nb_keys = None if keys is None else moves.keys(space, X[rows], keys[rows])
+            nb_values = score(neighbours.reshape(a * K, -1),
+                              None if nb_keys is None else nb_keys.reshape(-1)).reshape(a, K)
             best_values, best_index = nb_values.max(-1)
             improved = best_values > values[rows]
             moved = rows[improved]
             X[moved] = neighbours[improved, best_index[improved]]
             values[moved] = best_values[improved]
+            if keys is not None:
+                keys[moved] = nb_keys[improved, best_index[improved]]
             active[rows[~improved]] = False
     return X, values
 

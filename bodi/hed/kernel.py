@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
@@ -58,4 +59,13 @@ class HammingEmbeddingKernel(Kernel):
         return phi / len(self.cardinalities)
 
     def forward(self, x1: Tensor, x2: Tensor, diag: bool = False, **params: Any) -> Tensor:
-        return self.base_kernel.forward(self.embed(x1), self.embed(x2), diag=diag, **params)
+        """The base kernel on the embeddings; inputs that are the same points (the diagonal,
+        the training covariance) are embedded once: the embedding is the costly part when
+        ``d`` is large (``N x d x m`` multiply-adds)."""
+        phi1 = self.embed(x1)
+        same = x2 is x1 or (
+            x2.shape == x1.shape and not (x1.requires_grad or x2.requires_grad)
+            and torch.equal(x1, x2)
+        )
+        phi2 = phi1 if same else self.embed(x2)
+        return self.base_kernel.forward(phi1, phi2, diag=diag, **params)

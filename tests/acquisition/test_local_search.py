@@ -48,6 +48,14 @@ def test_row_keys_are_equal_exactly_for_equal_rows():
     assert torch.equal(keys.unsqueeze(1) == keys.unsqueeze(0), same_rows)
 
 
+def test_neighbour_keys_are_the_row_keys_of_the_neighbours():
+    space = SearchSpace([*SPACE.parameters, Continuous("u", -1.0, 2.0)])
+    moves = NeighbourMoves(space)
+    X = space.sample(9, generator=torch.Generator().manual_seed(2))
+    keys = moves.keys(space, X, row_keys(space, X))
+    assert torch.equal(keys, row_keys(space, moves.apply(X)))
+
+
 def test_local_search_finds_the_maximum_and_respects_avoid():
     space = SearchSpace([Binary(f"x{i}") for i in range(40)])
     target = (torch.arange(40) % 3 == 0).to(torch.float64)

@@ -58,3 +58,20 @@ def test_binary_columns_use_the_affine_form():
     Z = space.sample(5, generator=torch.Generator().manual_seed(2))
     direct = (dictionary.rows.unsqueeze(0) != Z.unsqueeze(1)).sum(-1) / 10
     torch.testing.assert_close(kernel.embed(Z), direct.to(Z))
+
+
+def test_equal_inputs_are_embedded_once_and_give_the_same_covariance():
+    dictionary = make_dictionary("diverse", 8, MIXED.cardinalities, seed=0)
+    kernel = make_hed_model(*_data(MIXED), MIXED, dictionary).covar_module.kernels[0]
+    Z = MIXED.sample(6, generator=torch.Generator().manual_seed(4))[:, MIXED.discrete_dims]
+    calls = []
+    embed = kernel.embed
+    kernel.embed = lambda z: calls.append(z.shape) or embed(z)
+    with torch.no_grad():
+        same = kernel.forward(Z, Z.clone())
+        assert len(calls) == 1
+        apart = kernel.base_kernel.forward(embed(Z), embed(Z.clone()))
+        diag = kernel.forward(Z, Z, diag=True)
+    torch.testing.assert_close(same, apart)
+    torch.testing.assert_close(diag, torch.diagonal(apart))
+    assert len(calls) == 2

@@ -10,6 +10,7 @@ import bodi
 from bodi.acquisition import SearchSpaceExhaustedError
 from bodi.acquisition.trust_region import TrustRegionSettings
 from bodi.benchmarks import planted_binary, planted_categorical, planted_mixed
+from bodi.optimizers.bo import nearest_rows
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
 
 
@@ -163,6 +164,8 @@ def test_small_space_is_exhausted_cleanly():
         ({"acquisition": "pi"}, "unknown acquisition"),
         ({"direction": "up"}, "direction"),
         ({"seed": 1.5}, "seed"),
+        ({"max_model_points": 1}, "max_model_points"),
+        ({"max_model_points": 2.5}, "max_model_points"),
     ],
 )
 def test_invalid_settings(kwargs, match):
@@ -229,3 +232,39 @@ def test_defaults_are_the_incumbent_relative_dictionary_and_a_trust_region():
     assert bodi.BODi(space, acquisition_optimizer="botorch").trust_region_settings is None
     with pytest.raises(ValueError, match="trust region"):
         bodi.BODi(space, acquisition_optimizer="botorch", trust_region=True)
+
+
+def test_max_model_points_fits_the_model_on_the_trials_nearest_the_region_centre(tmp_path):
+    problem = planted_mixed(10, 2, 1, seed=2)
+    storage = tmp_path / "s.db"
+    opt = bodi.BODi(problem.space, seed=0, n_init=10, max_model_points=8, storage=storage,
+                    study_name="local", **FAST)
+    for _ in range(14):
+        x = opt.ask()
+        opt.tell(x, float(problem(x)))
+    train_X = opt.model.train_inputs[0]
+    assert train_X.shape[0] == 8  # of 13 completed trials when the last model was fitted
+    X_before = opt.X_completed[:13]
+    center = opt.region.center if opt.region is not None else X_before[
+        opt.Y_completed[:13].argmax()]
+    rows = nearest_rows(problem.space, X_before, center, 8)
+    assert torch.equal(train_X, X_before[rows])
+    # the nearest 8 include the centre and no farther trial is kept over a nearer one
+    distance = (X_before[:, problem.space.discrete_dims] != center[
+        problem.space.discrete_dims]).sum(-1).double() + (
+        X_before[:, problem.space.ordinal_dims] - center[problem.space.ordinal_dims]
+    ).abs().sum(-1)
+    kept = torch.zeros(13, dtype=torch.bool)
+    kept[rows] = True
+    assert distance[kept].max() <= distance[~kept].min()
+    # stored with the study; a resumed study continues with the same setting
+    resumed = bodi.load_study(storage, "local")
+    assert resumed.max_model_points == 8
+
+
+def test_nearest_rows_breaks_ties_by_order():
+    space = SearchSpace([Binary("a"), Binary("b"), Continuous("x", 0.0, 1.0)])
+    X = torch.tensor([[1.0, 1.0, 0.5], [0.0, 0.0, 0.5], [0.0, 0.0, 0.5], [0.0, 1.0, 0.0]],
+                     dtype=torch.float64)
+    rows = nearest_rows(space, X, torch.tensor([0.0, 0.0, 0.4], dtype=torch.float64), 2)
+    assert rows.tolist() == [1, 2]
