@@ -79,12 +79,10 @@ def local_search(
     avoid_keys = row_keys(space, avoid) if len(avoid) else None
 
     def score(X: Tensor, keys: Tensor | None = None) -> Tensor:
-        """Acquisition values of ``N x dim`` points, ``-inf`` where not allowed; ``keys``: their
+        """Acquisition values of ``N x dim`` points, ``-inf`` where not allowed (evaluated,
+        outside the region, infeasible); only the allowed points are scored, which at a
+        trust region's boundary are a few of the ``d`` neighbours. ``keys``: the points'
         :func:`row_keys`, when known."""
-        with torch.no_grad():
-            values = torch.cat(
-                [acq_function(chunk.unsqueeze(-2)) for chunk in X.split(batch_limit)]
-            )
         allowed = torch.ones(len(X), dtype=torch.bool)
         if avoid_keys is not None:
             keys = row_keys(space, X) if keys is None else keys
@@ -93,7 +91,15 @@ def local_search(
             allowed &= region.contains(X)
         if space.constraints:
             allowed &= space.feasible(X)
-        return torch.where(allowed, values, torch.full_like(values, -torch.inf))
+        values = torch.full((len(X),), -torch.inf, dtype=DTYPE)
+        rows = allowed.nonzero().squeeze(-1)
+        if len(rows):
+            with torch.no_grad():
+                values[rows] = torch.cat([
+                    acq_function(X[chunk].unsqueeze(-2)).to(DTYPE)
+                    for chunk in rows.split(batch_limit)
+                ])
+        return values
 
     def candidates():  # the pool of starting candidates, part by part (bounded memory)
         yield space.sample(raw_samples) if region is None else region.sample(raw_samples)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from gpytorch.kernels import Kernel
+from gpytorch.kernels import Kernel, MaternKernel, RBFKernel
 from torch import Tensor
 
 from bodi.hed.dictionaries import Dictionary
@@ -61,7 +61,12 @@ class HammingEmbeddingKernel(Kernel):
     def forward(self, x1: Tensor, x2: Tensor, diag: bool = False, **params: Any) -> Tensor:
         """The base kernel on the embeddings; inputs that are the same points (the diagonal,
         the training covariance) are embedded once: the embedding is the costly part when
-        ``d`` is large (``N x d x m`` multiply-adds)."""
+        ``d`` is large (``N x d x m`` multiply-adds). The diagonal of a stationary base kernel
+        (Matérn, RBF) is its value at distance zero and needs no embedding at all."""
+        if diag and x2 is x1 and isinstance(self.base_kernel, MaternKernel | RBFKernel):
+            zero = x1.new_zeros(*x1.shape[:-2], 1, self.projection.shape[0])
+            at_zero = self.base_kernel.forward(zero, zero, diag=True, **params)
+            return at_zero.expand(*x1.shape[:-1])
         phi1 = self.embed(x1)
         same = x2 is x1 or (
             x2.shape == x1.shape and not (x1.requires_grad or x2.requires_grad)
