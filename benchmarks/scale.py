@@ -4,9 +4,11 @@ Usage:
     python benchmarks/scale.py                                  # CPU, 2 threads, the full grid
     python benchmarks/scale.py --dims 60,250 --n 100,500        # a part of the grid
     python benchmarks/scale.py --device cuda --dtype float32    # on a GPU
+    python benchmarks/scale.py --max-model-points 500           # a smaller local model
 
 Each cell (d, n) runs in a fresh process: a binary planted problem with ``d`` variables, a
-BODi with its defaults (m = 128, trust region, incumbent-relative dictionary) told ``n``
+BODi with its defaults (m = 128, trust region, incumbent-relative dictionary, a model of at
+most ``max_model_points`` = 1000 trials nearest the region's centre) told ``n``
 observations of its initial design, then ``--asks`` consecutive asks (each followed by its
 tell). The child reports the median, min and max seconds per ask and its peak memory: the
 process's peak resident set (``ru_maxrss``) and, on CUDA, ``torch.cuda.max_memory_allocated``.
@@ -32,7 +34,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def run_cell(d: int, n: int, asks: int, device: str, dtype: str, threads: int) -> dict:
+def run_cell(d: int, n: int, asks: int, device: str, dtype: str, threads: int,
+             max_model_points: int | None = 1000) -> dict:
     """Time ``asks`` asks at (d, n) in this process; returns the cell's record."""
     import torch
 
@@ -42,7 +45,8 @@ def run_cell(d: int, n: int, asks: int, device: str, dtype: str, threads: int) -
     warnings.filterwarnings("ignore")
     torch.set_num_threads(threads)
     problem = planted_binary(d, seed=0)
-    opt = bodi.BODi(problem.space, seed=0, n_init=n, device=device, dtype=dtype)
+    opt = bodi.BODi(problem.space, seed=0, n_init=n, device=device, dtype=dtype,
+                    max_model_points=max_model_points)
     design = opt.ask(n)
     opt.tell(design, problem.evaluate(design).tolist())
     if device.startswith("cuda"):
@@ -58,6 +62,7 @@ def run_cell(d: int, n: int, asks: int, device: str, dtype: str, threads: int) -
     record = {
         "median_s": statistics.median(seconds), "min_s": min(seconds), "max_s": max(seconds),
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "model_n": int(opt.model.train_inputs[0].shape[-2]),  # after max_model_points
     }
     if device.startswith("cuda"):
         record["peak_cuda_mb"] = torch.cuda.max_memory_allocated() / 2**20
@@ -65,7 +70,8 @@ def run_cell(d: int, n: int, asks: int, device: str, dtype: str, threads: int) -
 
 
 def _key(record: dict) -> tuple:
-    return (record["d"], record["n"], record["device"], record["dtype"], record["threads"])
+    return (record["d"], record["n"], record["device"], record["dtype"], record["threads"],
+            record.get("max_model_points", 1000))
 
 
 def main() -> None:
@@ -77,12 +83,15 @@ def main() -> None:
     parser.add_argument("--dtype", default="float64", choices=["float64", "float32"])
     parser.add_argument("--threads", type=int, default=2, help="torch threads (CPU)")
     parser.add_argument("--out", default=str(HERE / "results" / "scale.jsonl"))
+    parser.add_argument("--max-model-points", type=int, default=1000,
+                        help="BODi's max_model_points (0: every trial)")
     parser.add_argument("--cell-timeout", type=float, default=3600.0)
     parser.add_argument("--cell", default=None, help=argparse.SUPPRESS)  # "d,n": child mode
     args = parser.parse_args()
     if args.cell:
         d, n = (int(v) for v in args.cell.split(","))
-        print(json.dumps(run_cell(d, n, args.asks, args.device, args.dtype, args.threads)))
+        print(json.dumps(run_cell(d, n, args.asks, args.device, args.dtype, args.threads,
+                                  args.max_model_points or None)))
         return
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -97,12 +106,14 @@ def main() -> None:
     for d in (int(v) for v in args.dims.split(",")):
         for n in (int(v) for v in args.n.split(",")):
             cell = {"d": d, "n": n, "device": args.device, "dtype": args.dtype,
-                    "threads": args.threads, "asks": args.asks}
+                    "threads": args.threads, "asks": args.asks,
+                    "max_model_points": args.max_model_points}
             if _key(cell) in done:
                 continue
             command = [sys.executable, __file__, "--cell", f"{d},{n}", "--asks", str(args.asks),
                        "--device", args.device, "--dtype", args.dtype,
-                       "--threads", str(args.threads)]
+                       "--threads", str(args.threads),
+                       "--max-model-points", str(args.max_model_points)]
             start = time.perf_counter()
             try:
                 child = subprocess.run(command, capture_output=True, text=True, env=env,
@@ -125,10 +136,10 @@ def main() -> None:
 
 def print_table(records) -> None:
     """The Markdown table of every recorded cell."""
-    print("| device | dtype | threads | d | n | median s per ask | min-max | peak RSS MB "
-          "| peak CUDA MB |\n|---|---|---|---|---|---|---|---|---|")
-    for r in sorted(records, key=lambda r: (r["device"], r["dtype"], r["threads"], r["d"],
-                                             r["n"])):
+    print("| device | dtype | threads | d | n | model n | median s per ask | min-max "
+          "| peak RSS MB | peak CUDA MB |\n|---|---|---|---|---|---|---|---|---|---|")
+    for r in sorted(records, key=lambda r: (r["device"], r["dtype"], r["threads"],
+                                             r.get("max_model_points", 1000), r["d"], r["n"])):
         if "error" in r:
             timing, spread, rss = r["error"], "", ""
         else:
@@ -136,8 +147,9 @@ def print_table(records) -> None:
             spread = f"{r['min_s']:.2f}-{r['max_s']:.2f}"
             rss = f"{r['peak_rss_mb']:.0f}"
         cuda = f"{r['peak_cuda_mb']:.0f}" if "peak_cuda_mb" in r else ""
+        model_n = r.get("model_n", "")
         print(f"| {r['device']} | {r['dtype']} | {r['threads']} | {r['d']} | {r['n']} "
-              f"| {timing} | {spread} | {rss} | {cuda} |")
+              f"| {model_n} | {timing} | {spread} | {rss} | {cuda} |")
 
 
 if __name__ == "__main__":
