@@ -652,7 +652,7 @@ class NeighbourMoves:
     def __len__(self) -> int:
         return len(self.column)
 
-    def _moved_values(self, X: Tensor) -> tuple[Tensor, Tensor]:
+    def moved_values(self, X: Tensor) -> tuple[Tensor, Tensor]:
         """The ``b x K`` current and new values of the moved column of every neighbour."""
         current = X[:, self.column]  # b x K
         cyclic = torch.remainder(current + self.shift, self.modulus.clamp(min=1.0))
@@ -662,7 +662,7 @@ class NeighbourMoves:
     def apply(self, X: Tensor) -> Tensor:
         """``b x dim`` points -> ``b x K x dim`` neighbours (integer moves at a bound: no-ops)."""
         b, K = X.shape[0], len(self)
-        _, new = self._moved_values(X)
+        _, new = self.moved_values(X)
         neighbours = X.unsqueeze(1).expand(b, K, X.shape[-1]).clone()
         index = self.column.view(1, K, 1).expand(b, K, 1)
         return neighbours.scatter_(2, index, new.unsqueeze(-1))
@@ -671,7 +671,7 @@ class NeighbourMoves:
         """``b x K`` :func:`row_keys` of the neighbours of ``X`` (``b x dim``, keys ``b``),
         in ``O(b K)`` instead of ``O(b K dim)``: a move changes one column's code, so a
         neighbour's key is ``key + weight * (new code - old code)`` (exact in wrapping int64)."""
-        current, new = self._moved_values(X.to(DTYPE))
+        current, new = self.moved_values(X.to(DTYPE))
         scale = torch.where(space._integer_steps > 0, space._integer_steps, 1.0)[self.column]
         delta = (new * scale).round().long() - (current * scale).round().long()
         return keys.unsqueeze(-1) + delta * _hash_weights(space.dim)[self.column]

@@ -22,6 +22,7 @@ from botorch.generation import gen as botorch_gen
 from torch import Tensor
 
 from bodi.acquisition.trust_region import TrustRegion
+from bodi.hed.kernel import HammingEmbeddingKernel, embedding_hint
 from bodi.space import (
     DTYPE,
     NeighbourMoves,
@@ -78,28 +79,53 @@ def local_search(
     moves = NeighbourMoves(space)
     avoid_keys = row_keys(space, avoid) if len(avoid) else None
 
-    def score(X: Tensor, keys: Tensor | None = None) -> Tensor:
+    kernels = [k for k in acq_function.modules() if isinstance(k, HammingEmbeddingKernel)]
+
+    def score(X: Tensor, keys: Tensor | None = None, inside: Tensor | None = None,
+              hints: dict[HammingEmbeddingKernel, Tensor] | None = None) -> Tensor:
         """Acquisition values of ``N x dim`` points, ``-inf`` where not allowed (evaluated,
         outside the region, infeasible); only the allowed points are scored, which at a
-        trust region's boundary are a few of the ``d`` neighbours. ``keys``: the points'
-        :func:`row_keys`, when known."""
+        trust region's boundary are a few of the ``d`` neighbours. What is already known of
+        the points may be given: their :func:`row_keys` (``keys``), the region's mask
+        (``inside``) and their HED embeddings per kernel (``hints``, ``N x m`` each)."""
         allowed = torch.ones(len(X), dtype=torch.bool)
         if avoid_keys is not None:
             keys = row_keys(space, X) if keys is None else keys
             allowed &= ~torch.isin(keys, avoid_keys)
         if region is not None:
-            allowed &= region.contains(X)
+            allowed &= region.contains(X) if inside is None else inside
         if space.constraints:
             allowed &= space.feasible(X)
         values = torch.full((len(X),), -torch.inf, dtype=DTYPE)
         rows = allowed.nonzero().squeeze(-1)
-        if len(rows):
-            with torch.no_grad():
-                values[rows] = torch.cat([
-                    acq_function(X[chunk].unsqueeze(-2)).to(DTYPE)
-                    for chunk in rows.split(batch_limit)
-                ])
+        with torch.no_grad():
+            for chunk in rows.split(batch_limit):
+                points = X if len(chunk) == len(X) else X[chunk]
+                chunk_hints = {k: phi if points is X else phi[chunk]
+                               for k, phi in (hints or {}).items()}
+                with embedding_hint(chunk_hints, points):
+                    values[chunk] = acq_function(points.unsqueeze(-2)).to(DTYPE)
         return values
+
+    def score_neighbours(parents: Tensor, keys: Tensor | None) -> tuple[Tensor, Tensor, Tensor]:
+        """The ``a x K x dim`` neighbours of ``parents`` (``a x dim``), their scores and their
+        keys (``a x K``; from the parents' ``keys``). What a neighbour shares with its parent
+        is not recomputed: its key, its trust-region distance and its HED embedding are the
+        parent's, updated for one changed parameter (``O(K)`` or ``O(K m)`` per parent, where
+        recomputing costs ``O(K d)`` or ``O(K d m)``: a step is not quadratic in ``d``)."""
+        neighbours = moves.apply(parents)
+        a, K = neighbours.shape[:2]
+        keys = moves.keys(space, parents, keys) if keys is not None else None
+        inside = region.contains_neighbours(parents, moves) if region is not None else None
+        hints = {}
+        if kernels:
+            _, new_values = moves.moved_values(parents)
+            hints = {k: k.neighbour_embedding(parents, moves.column, new_values).reshape(a * K, -1)
+                     for k in kernels}
+        values = score(neighbours.reshape(a * K, -1),
+                       None if keys is None else keys.reshape(-1),
+                       None if inside is None else inside.reshape(-1), hints)
+        return neighbours, values.reshape(a, K), keys
 
     def candidates():  # the pool of starting candidates, part by part (bounded memory)
         yield space.sample(raw_samples) if region is None else region.sample(raw_samples)
@@ -115,7 +141,9 @@ def local_search(
     X, values = X[torch.isfinite(values)], values[torch.isfinite(values)]
     rounds = continuous_steps if space.continuous_dims else 1
     for _ in range(rounds):
-        X, values = _climb(X, values, moves, score, max_steps, max_elements, space)
+        keys = row_keys(space, X) if avoid_keys is not None else None
+        X, values = _climb(X, values, keys, score_neighbours, len(moves), max_steps,
+                           max_elements)
         if space.continuous_dims:
             X, values = _continuous_step(acq_function, space, X, values, region)
     best = values.argmax()
@@ -151,30 +179,26 @@ def _best_starts(
 
 
 def _climb(
-    X: Tensor, values: Tensor, moves: NeighbourMoves, score, max_steps: int,
-    max_elements: int = 2**24, space: SearchSpace | None = None,
+    X: Tensor, values: Tensor, keys: Tensor | None, score_neighbours, n_moves: int,
+    max_steps: int, max_elements: int = 2**24,
 ) -> tuple[Tensor, Tensor]:
-    """Greedy 1-Hamming hill climbing of all rows of ``X`` at once.
+    """Greedy 1-Hamming hill climbing of all rows of ``X`` (``b x dim``, scores ``values``,
+    :func:`row_keys` ``keys`` or ``None``) at once.
 
-    Each step builds the ``a x K x dim`` neighbours of the ``a`` active rows, in chunks of rows
-    whose neighbour tensor has at most ``max_elements`` entries. With ``space``, the
-    neighbours' :func:`row_keys` are updated from their parents' (:meth:`NeighbourMoves.keys`)
-    instead of hashed anew.
+    Each step scores the ``a x K x dim`` neighbours of the ``a`` active rows
+    (``score_neighbours(parents, keys) -> (neighbours, a x K scores, a x K keys)``), in chunks
+    of rows whose neighbour tensor has at most ``max_elements`` entries.
     """
-    if len(moves) == 0:
+    if n_moves == 0:
         return X, values
-    chunk = max(1, max_elements // max(1, len(moves) * X.shape[-1]))
+    chunk = max(1, max_elements // max(1, n_moves * X.shape[-1]))
     active = torch.ones(len(X), dtype=torch.bool)
-    keys = row_keys(space, X) if space is not None else None
     for _ in range(max_steps):
         if not active.any():
             break
         for rows in active.nonzero().squeeze(-1).split(chunk):
-            neighbours = moves.apply(X[rows])  # a x K x dim
-            a, K = neighbours.shape[:2]
-            nb_keys = None if keys is None else moves.keys(space, X[rows], keys[rows])
-            nb_values = score(neighbours.reshape(a * K, -1),
-                              None if nb_keys is None else nb_keys.reshape(-1)).reshape(a, K)
+            neighbours, nb_values, nb_keys = score_neighbours(
+                X[rows], None if keys is None else keys[rows])
             best_values, best_index = nb_values.max(-1)
             improved = best_values > values[rows]
             moved = rows[improved]

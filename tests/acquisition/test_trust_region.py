@@ -11,7 +11,7 @@ from bodi.acquisition.trust_region import (
     region_from_state,
     trust_region_state,
 )
-from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
+from bodi.space import Binary, Categorical, Continuous, Integer, NeighbourMoves, SearchSpace
 
 SPACE = SearchSpace(
     [Binary(f"b{i}") for i in range(12)]
@@ -84,3 +84,14 @@ def test_region_is_centred_at_the_best_point_of_the_current_run():
 def test_invalid_settings_are_refused(kwargs):
     with pytest.raises(ValueError):
         TrustRegionSettings(**kwargs)
+
+
+@pytest.mark.parametrize("radius, length", [(0, 0.1), (2, 0.3), (5, 2.0)])
+def test_neighbour_mask_equals_the_mask_of_the_neighbours(radius, length):
+    region = TrustRegion(SPACE, _center(), radius=radius, length=length)
+    moves = NeighbourMoves(SPACE)
+    g = torch.Generator().manual_seed(radius)
+    X = torch.cat([region.sample(20, generator=g), SPACE.sample(20, generator=g)])
+    expected = region.contains(moves.apply(X).reshape(-1, SPACE.dim)).reshape(len(X), -1)
+    assert torch.equal(region.contains_neighbours(X, moves), expected)
+    assert expected.any() and not expected.all()

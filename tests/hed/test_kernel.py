@@ -1,11 +1,13 @@
 """bodi.hed.kernel: the HED kernel, with its dictionary as a registered buffer."""
 
+import pytest
 import torch
+from gpytorch.kernels import MaternKernel
 
 from bodi.hed.dictionaries import make_dictionary
-from bodi.hed.kernel import HammingEmbeddingKernel
+from bodi.hed.kernel import HammingEmbeddingKernel, embedding_hint
 from bodi.models.gp import make_hed_model
-from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
+from bodi.space import Binary, Categorical, Continuous, Integer, NeighbourMoves, SearchSpace
 
 MIXED = SearchSpace(
     [Binary("b0"), Binary("b1"), Categorical("c", ["x", "y", "z"]), Continuous("u", 0.0, 2.0),
@@ -75,3 +77,27 @@ def test_equal_inputs_are_embedded_once_and_give_the_same_covariance():
     torch.testing.assert_close(same, apart)
     torch.testing.assert_close(diag, torch.diagonal(apart))
     assert len(calls) == 1  # a Matérn's diagonal needs no embedding
+
+
+@pytest.mark.parametrize("kind, space", [
+    ("diverse", MIXED),  # one-hot form (a categorical column), with ordinal columns
+    ("diverse", SearchSpace([Binary(f"b{i}") for i in range(7)] + [Integer("k", 0, 3)])),
+    ("gaussian", SearchSpace([Binary(f"b{i}") for i in range(7)])),  # real affine form
+])
+def test_neighbour_embeddings_equal_the_embeddings_of_the_neighbours(kind, space):
+    dictionary = make_dictionary(kind, 16, space.cardinalities, seed=2)
+    kernel = HammingEmbeddingKernel(dictionary, MaternKernel(nu=2.5),
+                                    active_dims=space.discrete_dims)
+    moves = NeighbourMoves(space)
+    X = space.sample(5, generator=torch.Generator().manual_seed(5))
+    _, new_values = moves.moved_values(X)
+    fast = kernel.neighbour_embedding(X, moves.column, new_values)
+    neighbours = moves.apply(X)[..., space.discrete_dims]
+    torch.testing.assert_close(fast, kernel.embed(neighbours))
+    # inside the hint the kernel uses them for equal inputs, and computes other inputs
+    flat = moves.apply(X).reshape(-1, space.dim)
+    with embedding_hint({kernel: fast.reshape(len(flat), -1) + 1.0}, flat):
+        assert torch.equal(kernel.embed(flat[:, space.discrete_dims]),
+                           fast.reshape(len(flat), -1) + 1.0)
+        torch.testing.assert_close(kernel.embed(neighbours[:2]), fast[:2])
+    assert kernel._hint is None
