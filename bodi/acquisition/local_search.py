@@ -99,7 +99,7 @@ def local_search(
         values = torch.full((len(X),), -torch.inf, dtype=DTYPE)
         rows = allowed.nonzero().squeeze(-1)
         with torch.no_grad():
-            for chunk in rows.split(batch_limit):
+            for chunk in rows.split(batch_limit) if len(rows) else ():
                 points = X if len(chunk) == len(X) else X[chunk]
                 chunk_hints = {k: phi if points is X else phi[chunk]
                                for k, phi in (hints or {}).items()}

@@ -140,3 +140,16 @@ def test_a_batch_keeps_the_given_pending_points_while_it_grows(method):
         torch.testing.assert_close(calls[:2], pending)
     torch.testing.assert_close(growing[1][2:], X[:2])
     torch.testing.assert_close(acq.calls[-1], pending)  # left as it was given
+
+
+def test_a_pool_with_a_part_of_only_evaluated_points_is_skipped():
+    space = SearchSpace([Binary(f"b{i}") for i in range(3)])
+    acq = NegativeDistance(torch.ones(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64))
+    everything = torch.tensor([[float(b) for b in f"{i:03b}"] for i in range(8)],
+                              dtype=torch.float64)
+    # every spray neighbour of the incumbent is evaluated: that part has nothing to score
+    incumbent = torch.zeros(1, 3, dtype=torch.float64)
+    avoid = everything[(everything.sum(-1) <= 1)]
+    x, value = local_search(acq, space, avoid=avoid, incumbents=incumbent, raw_samples=4,
+                            num_restarts=2)
+    assert x.sum() >= 2 and torch.isfinite(value)
