@@ -129,6 +129,8 @@ class TrustRegion:
         self.radius = int(radius)
         self.length = float(length)
         self._discrete = torch.tensor(space.discrete_dims, dtype=torch.long)
+        self._is_discrete = torch.zeros(space.dim, dtype=torch.bool)
+        self._is_discrete[self._discrete] = True
         self._ordinal = torch.tensor(space.ordinal_dims, dtype=torch.long)
 
     def __repr__(self) -> str:
@@ -164,9 +166,7 @@ class TrustRegion:
         (where checking the neighbours themselves costs ``O(b K dim)``)."""
         current, new = moves.moved_values(X)  # b x K
         column = moves.column
-        discrete = torch.zeros(self.space.dim, dtype=torch.bool)
-        discrete[self._discrete] = True
-        moved_discrete = discrete[column]
+        moved_discrete = self._is_discrete[column]
         center = self.center[column]
         hamming = (self.hamming(X).unsqueeze(-1) + (moved_discrete & (new != center)).long()
                    - (moved_discrete & (current != center)).long())

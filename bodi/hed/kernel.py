@@ -85,8 +85,9 @@ class HammingEmbeddingKernel(Kernel):
         inside = j >= 0
         j = j.clamp_min(0)
         d = len(self.cardinalities)
-        parents = self.embed(X[:, dims]) * d  # b x m, unnormalised
-        old = X[:, dims][:, j]  # b x K
+        Z = X[:, dims]
+        parents = self.embed(Z) * d  # b x m, unnormalised
+        old = Z[:, j]  # b x K
         if self.affine:
             change = -(new_values - old).unsqueeze(-1) * self.projection[:, j].T  # b x K x m
         else:
