@@ -24,15 +24,17 @@ from bodi.acquisition.local_search import (
     local_search,
 )
 from bodi.acquisition.trust_region import TrustRegion
-from bodi.space import SearchSpace, count_distinct
+from bodi.space import SearchSpace, count_distinct, row_keys
 
 
-def _matches(X: Tensor, avoid: Tensor) -> Tensor:
-    """``... x q x dim`` against ``k x dim``: mask ``...`` of batches with any row in ``avoid``."""
+def _matches(space: SearchSpace, X: Tensor, avoid: Tensor) -> Tensor:
+    """``... x q x dim`` against ``k x dim``: mask ``...`` of batches with any row in ``avoid``
+    (compared by :func:`bodi.space.row_keys`, so memory is ``O(... q + k)``, not
+    ``O(... q k dim)``)."""
     if avoid.numel() == 0:
         return torch.zeros(X.shape[:-2], dtype=torch.bool, device=X.device)
-    equal = (X.unsqueeze(-2) == avoid.to(X)).all(-1)  # ... x q x k
-    return equal.any(-1).any(-1)
+    keys = row_keys(space, X.cpu())
+    return torch.isin(keys, row_keys(space, avoid.cpu())).any(-1).to(X.device)
 
 
 class AvoidPoints(AcquisitionFunction):
@@ -45,16 +47,18 @@ class AvoidPoints(AcquisitionFunction):
 
     Args:
         acq_function: the acquisition function to wrap.
+        space: the search space the points encode.
         avoid: ``k x dim`` points never to propose.
         X_baseline: ``b x dim`` centres for BoTorch's spray starting points (the incumbents).
         X_pending: ``p x dim`` points under evaluation that ``acq_function`` accounts for
             (BoTorch's greedy batch loop adds each new point to them).
     """
 
-    def __init__(self, acq_function: AcquisitionFunction, avoid: Tensor, X_baseline: Tensor,
-                 X_pending: Tensor | None = None):
+    def __init__(self, acq_function: AcquisitionFunction, space: SearchSpace, avoid: Tensor,
+                 X_baseline: Tensor, X_pending: Tensor | None = None):
         super().__init__(model=acq_function.model)
         self.acq_function = acq_function
+        self.space = space
         self.avoid = avoid
         self.X_baseline = X_baseline
         self.X_pending = X_pending
@@ -66,7 +70,7 @@ class AvoidPoints(AcquisitionFunction):
     def forward(self, X: Tensor) -> Tensor:
         values = self.acq_function(X)
         avoid = self.avoid if self.X_pending is None else torch.cat([self.avoid, self.X_pending])
-        bad = _matches(X.detach(), avoid.detach())
+        bad = _matches(self.space, X.detach(), avoid.detach())
         if not bad.any():
             return values
         if bad.all():
@@ -217,8 +221,8 @@ def _optimize_botorch(
     pending: Tensor | None,
 ) -> Tensor:
     wrapped = AvoidPoints(
-        acq_function, avoid if space.is_discrete else avoid[:0], centres[:NUM_SPRAY_CENTERS],
-        pending,
+        acq_function, space, avoid if space.is_discrete else avoid[:0],
+        centres[:NUM_SPRAY_CENTERS], pending,
     )
     discrete_dims: dict[int, list[float]] = {i: [0.0, 1.0] for i in space.binary_dims}
     for i in space.integer_dims:
@@ -256,9 +260,9 @@ def _replace_repeats(
     out = []
     for x in candidates:
         taken = torch.cat([avoid, *[c.unsqueeze(0) for c in out]]) if out else avoid
-        if _matches(x.view(1, 1, -1), taken).item():
+        if _matches(space, x.view(1, 1, -1), taken).item():
             pool = space.sample(4096)
-            pool = pool[~_matches(pool.unsqueeze(-2), taken)]
+            pool = pool[~_matches(space, pool.unsqueeze(-2), taken)]
             if len(pool) == 0:
                 raise SearchSpaceExhaustedError("no configuration left that was not evaluated")
             with torch.no_grad():

@@ -653,12 +653,12 @@ class Optimizer(ABC):
         return self._record(self.space.encode(params)[0], None, message)
 
     def unused_design_points(self, design: Tensor) -> Tensor:
-        """The rows of the ``k x dim`` initial ``design`` not yet among the trials."""
+        """The rows of the ``k x dim`` initial ``design`` not yet among the trials (compared
+        by :func:`bodi.space.row_keys`, ``O((k + n) dim)`` for ``n`` trials)."""
         if not self.trials or len(design) == 0:
             return design
-        seen = torch.stack([t.x for t in self.trials])
-        fresh = ~(design.unsqueeze(-2) == seen).all(-1).any(-1)
-        return design[fresh]
+        seen = row_keys(self.space, torch.stack([t.x for t in self.trials]))
+        return design[~torch.isin(row_keys(self.space, design), seen)]
 
     @abstractmethod
     def _suggest(self, n: int) -> Tensor:

@@ -192,6 +192,16 @@ def test_initial_design_points_are_issued_once_with_awkward_bounds():
     assert opt.unused_design_points(opt._design).shape[0] == 0
 
 
+def test_unused_design_points_are_the_rows_not_yet_among_the_trials_in_order():
+    space = SearchSpace([Binary("b"), Categorical("c", ["x", "y", "z"]),
+                         Continuous("x", -1.0, 2.0)])
+    opt = bodi.BODi(space, seed=0, n_init=8)
+    design = opt._design
+    told = [design[i] for i in (1, 4, 6)]
+    opt.tell(space.decode(torch.stack(told)), [0.0, 1.0, 2.0])
+    assert torch.equal(opt.unused_design_points(design), design[[0, 2, 3, 5, 7]])
+
+
 def test_botorch_acquisition_optimizer_in_a_discrete_space_never_repeats():
     space = SearchSpace([Binary(f"b{i}") for i in range(5)] + [Categorical("c", ["x", "y"])])
     opt = bodi.BODi(space, seed=1, n_init=4, dictionary_size=16, acquisition_optimizer="botorch",
