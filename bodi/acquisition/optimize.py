@@ -27,14 +27,13 @@ from bodi.acquisition.trust_region import TrustRegion
 from bodi.space import SearchSpace, count_distinct, row_keys
 
 
-def _matches(space: SearchSpace, X: Tensor, avoid: Tensor) -> Tensor:
-    """``... x q x dim`` against ``k x dim``: mask ``...`` of batches with any row in ``avoid``
-    (compared by :func:`bodi.space.row_keys`, so memory is ``O(... q + k)``, not
+def _matches(space: SearchSpace, X: Tensor, avoid_keys: Tensor) -> Tensor:
+    """``... x q x dim`` against the :func:`bodi.space.row_keys` of the avoided rows: mask
+    ``...`` of batches with any row among them (memory ``O(... q + k)``, not
     ``O(... q k dim)``)."""
-    if avoid.numel() == 0:
+    if avoid_keys.numel() == 0:
         return torch.zeros(X.shape[:-2], dtype=torch.bool, device=X.device)
-    keys = row_keys(space, X.cpu())
-    return torch.isin(keys, row_keys(space, avoid.cpu())).any(-1).to(X.device)
+    return torch.isin(row_keys(space, X.cpu()), avoid_keys).any(-1).to(X.device)
 
 
 class AvoidPoints(AcquisitionFunction):
@@ -60,6 +59,7 @@ class AvoidPoints(AcquisitionFunction):
         self.acq_function = acq_function
         self.space = space
         self.avoid = avoid
+        self._avoid_keys = row_keys(space, avoid.detach().cpu())  # fixed: hashed once
         self.X_baseline = X_baseline
         self.X_pending = X_pending
 
@@ -69,8 +69,10 @@ class AvoidPoints(AcquisitionFunction):
 
     def forward(self, X: Tensor) -> Tensor:
         values = self.acq_function(X)
-        avoid = self.avoid if self.X_pending is None else torch.cat([self.avoid, self.X_pending])
-        bad = _matches(self.space, X.detach(), avoid.detach())
+        keys = self._avoid_keys
+        if self.X_pending is not None:
+            keys = torch.cat([keys, row_keys(self.space, self.X_pending.detach().cpu())])
+        bad = _matches(self.space, X.detach(), keys)
         if not bad.any():
             return values
         if bad.all():
@@ -260,9 +262,10 @@ def _replace_repeats(
     out = []
     for x in candidates:
         taken = torch.cat([avoid, *[c.unsqueeze(0) for c in out]]) if out else avoid
-        if _matches(space, x.view(1, 1, -1), taken).item():
+        taken_keys = row_keys(space, taken)
+        if _matches(space, x.view(1, 1, -1), taken_keys).item():
             pool = space.sample(4096)
-            pool = pool[~_matches(space, pool.unsqueeze(-2), taken)]
+            pool = pool[~_matches(space, pool.unsqueeze(-2), taken_keys)]
             if len(pool) == 0:
                 raise SearchSpaceExhaustedError("no configuration left that was not evaluated")
             with torch.no_grad():
