@@ -655,9 +655,15 @@ class NeighbourMoves:
     def moved_values(self, X: Tensor) -> tuple[Tensor, Tensor]:
         """The ``b x K`` current and new values of the moved column of every neighbour."""
         current = X[:, self.column]  # b x K
-        cyclic = torch.remainder(current + self.shift, self.modulus.clamp(min=1.0))
-        stepped = (current + self.shift).clamp(0.0, 1.0)
-        return current, torch.where(self.modulus > 0, cyclic, stepped)
+        return current, self._moved(current, self.shift, self.modulus)
+
+    @staticmethod
+    def _moved(current: Tensor, shift: Tensor, modulus: Tensor) -> Tensor:
+        """New values: ``(x + shift) mod modulus``, or ``clamp(x + shift, 0, 1)`` where the
+        modulus is 0 (integer columns)."""
+        cyclic = torch.remainder(current + shift, modulus.clamp(min=1.0))
+        stepped = (current + shift).clamp(0.0, 1.0)
+        return torch.where(modulus > 0, cyclic, stepped)
 
     def apply(self, X: Tensor) -> Tensor:
         """``b x dim`` points -> ``b x K x dim`` neighbours (integer moves at a bound: no-ops)."""
@@ -666,6 +672,17 @@ class NeighbourMoves:
         neighbours = X.unsqueeze(1).expand(b, K, X.shape[-1]).clone()
         index = self.column.view(1, K, 1).expand(b, K, 1)
         return neighbours.scatter_(2, index, new.unsqueeze(-1))
+
+    def apply_at(self, X: Tensor, move: Tensor, parent: Tensor | None = None) -> Tensor:
+        """The ``c`` neighbours of rows ``parent`` (``c`` indices, default: every row) of
+        ``X`` (``b x dim``) by the moves ``move`` (``c`` indices into the ``K`` moves), as a
+        ``c x dim`` tensor, without building the other neighbours (``O(c dim)``, where
+        :meth:`apply` costs ``O(b K dim)``)."""
+        neighbours = X.clone() if parent is None else X[parent]
+        rows, column = torch.arange(len(neighbours)), self.column[move]
+        neighbours[rows, column] = self._moved(neighbours[rows, column], self.shift[move],
+                                               self.modulus[move]).to(X)
+        return neighbours
 
     def keys(self, space: SearchSpace, X: Tensor, keys: Tensor) -> Tensor:
         """``b x K`` :func:`row_keys` of the neighbours of ``X`` (``b x dim``, keys ``b``),

@@ -107,33 +107,51 @@ def local_search(
                     values[chunk] = acq_function(points.unsqueeze(-2)).to(DTYPE)
         return values
 
-    def score_neighbours(parents: Tensor, keys: Tensor | None) -> tuple[Tensor, Tensor, Tensor]:
-        """The ``a x K x dim`` neighbours of ``parents`` (``a x dim``), their scores and their
-        keys (``a x K``; from the parents' ``keys``). What a neighbour shares with its parent
-        is not recomputed: its key, its trust-region distance and its HED embedding are the
-        parent's, updated for one changed parameter (``O(K)`` or ``O(K m)`` per parent, where
-        recomputing costs ``O(K d)`` or ``O(K d m)``: a step is not quadratic in ``d``)."""
-        neighbours = moves.apply(parents)
-        a, K = neighbours.shape[:2]
-        keys = moves.keys(space, parents, keys) if keys is not None else None
-        inside = region.contains_neighbours(parents, moves) if region is not None else None
-        hints = {}
-        if kernels:
-            _, new_values = moves.moved_values(parents)
-            hints = {k: k.neighbour_embedding(parents, moves.column, new_values).reshape(a * K, -1)
-                     for k in kernels}
-        values = score(neighbours.reshape(a * K, -1),
-                       None if keys is None else keys.reshape(-1),
-                       None if inside is None else inside.reshape(-1), hints)
-        return neighbours, values.reshape(a, K), keys
+    def score_neighbours(parents: Tensor, keys: Tensor | None) -> tuple[Tensor, Tensor | None]:
+        """Scores (``a x K``) of the one-parameter neighbours of ``parents`` (``a x dim``) and
+        their keys (``a x K``, from the parents' ``keys``, or ``None``). What a neighbour shares
+        with its parent is not recomputed: its key, its trust-region distance and its HED
+        embedding are the parent's, updated for one changed parameter (``O(1)`` or ``O(m)``
+        per neighbour, where recomputing costs ``O(d)`` or ``O(d m)``), and only the
+        neighbours these allow (not evaluated, inside the region) are built as points."""
+        a, K = len(parents), len(moves)
+        allowed = torch.ones(a, K, dtype=torch.bool)
+        if keys is not None:
+            keys = moves.keys(space, parents, keys)
+            if avoid_keys is not None:
+                allowed &= ~torch.isin(keys, avoid_keys)
+        if region is not None:
+            allowed &= region.contains_neighbours(parents, moves)
+        parent, move = allowed.nonzero(as_tuple=True)
+        values = torch.full((a, K), -torch.inf, dtype=DTYPE)
+        if len(parent):
+            values[parent, move] = score(
+                moves.apply_at(parents, move, parent),
+                None if keys is None else keys[parent, move],
+                inside=torch.ones(len(parent), dtype=torch.bool),  # checked above
+                hints={k: phi[parent, move] for k, phi in neighbour_hints(parents).items()},
+            )
+        return values, keys
+
+    def neighbour_hints(parents: Tensor) -> dict[HammingEmbeddingKernel, Tensor]:
+        """The HED embeddings (``a x K x m`` per kernel) of the neighbours of ``parents``."""
+        if not kernels:
+            return {}
+        _, new_values = moves.moved_values(parents)
+        return {k: k.neighbour_embedding(parents, moves.column, new_values) for k in kernels}
 
     def candidates():  # the pool of starting candidates, part by part (bounded memory)
-        yield space.sample(raw_samples) if region is None else region.sample(raw_samples)
+        # (points, their row keys or None, their embeddings): a neighbour's key and embedding
+        # follow from its parent's in O(1) and O(m), where computing them costs O(d), O(d m)
+        yield space.sample(raw_samples) if region is None else region.sample(raw_samples), None, {}
         if incumbents is not None:
             for incumbent in incumbents[:num_spray_centers]:  # spray: its K neighbours
-                yield moves.apply(incumbent.unsqueeze(0))[0]
+                parent = incumbent.unsqueeze(0)
+                keys = moves.keys(space, parent, row_keys(space, parent))[0]
+                hints = {k: phi[0] for k, phi in neighbour_hints(parent).items()}
+                yield moves.apply(parent)[0], keys, hints
         if region is not None:
-            yield region.center.unsqueeze(0)
+            yield region.center.unsqueeze(0), None, {}
 
     X, values = _best_starts(candidates(), score, space, num_restarts)
     if not torch.isfinite(values).any():
@@ -142,8 +160,7 @@ def local_search(
     rounds = continuous_steps if space.continuous_dims else 1
     for _ in range(rounds):
         keys = row_keys(space, X) if avoid_keys is not None else None
-        X, values = _climb(X, values, keys, score_neighbours, len(moves), max_steps,
-                           max_elements)
+        X, values = _climb(X, values, keys, score_neighbours, moves, max_steps, max_elements)
         if space.continuous_dims:
             X, values = _continuous_step(acq_function, space, X, values, region)
     best = values.argmax()
@@ -154,24 +171,26 @@ def _best_starts(
     parts, score, space: SearchSpace, k: int
 ) -> tuple[Tensor, Tensor]:
     """The ``k`` best distinct candidates (``k x dim``, best first) and their scores, from
-    ``parts`` (an iterable of ``N_i x dim`` tensors) scored one part at a time, so that the
-    spray of a large space (``d`` neighbours of each of several centres) is never held whole."""
+    ``parts`` (an iterable of ``(N_i x dim`` points, their :func:`row_keys` or ``None``, their
+    embeddings as ``score`` hints)) scored one part at a time, so that the spray of a large
+    space (``d`` neighbours of each of several centres) is never held whole."""
     X = torch.empty(0, space.dim, dtype=DTYPE)
     values = torch.empty(0, dtype=DTYPE)
     keys = torch.empty(0, dtype=torch.long)
-    for part in parts:
-        part_keys = None
+    for part, part_keys, hints in parts:
         if space.is_discrete:  # distinct starting points
-            part_keys = row_keys(space, part)
+            part_keys = row_keys(space, part) if part_keys is None else part_keys
             _, first = np.unique(part_keys.numpy(), return_index=True)
             first = torch.from_numpy(np.sort(first))
-            new = ~torch.isin(part_keys[first], keys)
-            part, part_keys = part[first][new], part_keys[first][new]
+            kept = first[~torch.isin(part_keys[first], keys)]
+            if len(kept) < len(part):
+                part, part_keys = part[kept], part_keys[kept]
+                hints = {kernel: phi[kept] for kernel, phi in hints.items()}
             keys = torch.cat([keys, part_keys])
         if len(part) == 0:
             continue
         X = torch.cat([X, part])
-        values = torch.cat([values, score(part, part_keys).to(values)])
+        values = torch.cat([values, score(part, part_keys, hints=hints).to(values)])
         top = values.topk(min(k, len(values))).indices
         X, values = X[top], values[top]
         keys = keys[top] if space.is_discrete else keys
@@ -179,30 +198,30 @@ def _best_starts(
 
 
 def _climb(
-    X: Tensor, values: Tensor, keys: Tensor | None, score_neighbours, n_moves: int,
+    X: Tensor, values: Tensor, keys: Tensor | None, score_neighbours, moves: NeighbourMoves,
     max_steps: int, max_elements: int = 2**24,
 ) -> tuple[Tensor, Tensor]:
     """Greedy 1-Hamming hill climbing of all rows of ``X`` (``b x dim``, scores ``values``,
     :func:`row_keys` ``keys`` or ``None``) at once.
 
-    Each step scores the ``a x K x dim`` neighbours of the ``a`` active rows
-    (``score_neighbours(parents, keys) -> (neighbours, a x K scores, a x K keys)``), in chunks
-    of rows whose neighbour tensor has at most ``max_elements`` entries.
+    Each step scores the ``K`` neighbours of the ``a`` active rows
+    (``score_neighbours(parents, keys) -> (a x K scores, a x K keys)``), in chunks of rows
+    whose neighbours hold at most ``max_elements`` entries (``a K dim``), and moves each row
+    to its best neighbour if that improves on it.
     """
-    if n_moves == 0:
+    if len(moves) == 0:
         return X, values
-    chunk = max(1, max_elements // max(1, n_moves * X.shape[-1]))
+    chunk = max(1, max_elements // max(1, len(moves) * X.shape[-1]))
     active = torch.ones(len(X), dtype=torch.bool)
     for _ in range(max_steps):
         if not active.any():
             break
         for rows in active.nonzero().squeeze(-1).split(chunk):
-            neighbours, nb_values, nb_keys = score_neighbours(
-                X[rows], None if keys is None else keys[rows])
+            nb_values, nb_keys = score_neighbours(X[rows], None if keys is None else keys[rows])
             best_values, best_index = nb_values.max(-1)
             improved = best_values > values[rows]
             moved = rows[improved]
-            X[moved] = neighbours[improved, best_index[improved]]
+            X[moved] = moves.apply_at(X[moved], best_index[improved])
             values[moved] = best_values[improved]
             if keys is not None:
                 keys[moved] = nb_keys[improved, best_index[improved]]

@@ -59,7 +59,9 @@ class HammingEmbeddingKernel(Kernel):
         Inside :func:`embedding_hint`, inputs equal to the hinted ones take the hinted
         embedding (checked exactly, ``O(N d)`` against the product's ``O(N d m)``)."""
         hint = self._hint
-        if hint is not None and hint[0].shape == Z.shape and torch.equal(hint[0].to(Z), Z):
+        if hint is not None and hint[0].shape == Z.shape and (
+            _same_memory(hint[0], Z) or torch.equal(hint[0].to(Z), Z)
+        ):
             return hint[1].to(Z)
         if self.affine:
             phi = affine_embedding(Z, self.projection)
@@ -123,9 +125,16 @@ def embedding_hint(hints: dict[HammingEmbeddingKernel, Tensor], X: Tensor):
     try:
         for kernel, phi in hints.items():
             dims = kernel.active_dims
-            Z = X if dims is None else X[:, dims.to(X.device)]
+            Z = X if dims is None else X[:, dims.to(X.device)]  # a copy only when a subset
             kernel._hint = (Z, phi)
         yield
     finally:
         for kernel in hints:
             kernel._hint = None
+
+
+def _same_memory(a: Tensor, b: Tensor) -> bool:
+    """Whether ``a`` and ``b`` are views of the same elements (same storage, offset, shape
+    and strides), so equal without comparing their ``O(N d)`` entries."""
+    return (a.device == b.device and a.dtype == b.dtype and a.data_ptr() == b.data_ptr()
+            and a.shape == b.shape and a.stride() == b.stride())

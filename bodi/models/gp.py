@@ -73,7 +73,10 @@ def make_hed_kernel(space: SearchSpace, dictionary: Dictionary | None) -> Kernel
     factors: list[Kernel] = []
     if discrete:
         base = matern_with_dim_scaled_prior(m, prior_dims)
-        factors.append(HammingEmbeddingKernel(dictionary, base, active_dims=discrete))
+        # A kernel on every column takes no active_dims: GPyTorch would copy each input
+        # (``N x dim``, an index_select) on every call, the costliest step at large ``dim``.
+        columns = None if list(discrete) == list(range(space.dim)) else discrete
+        factors.append(HammingEmbeddingKernel(dictionary, base, active_dims=columns))
     if ordinal:
         factors.append(matern_with_dim_scaled_prior(len(ordinal), prior_dims, ordinal))
     return factors[0] if len(factors) == 1 else ProductKernel(*factors)

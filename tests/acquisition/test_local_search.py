@@ -41,6 +41,16 @@ def test_neighbours_change_exactly_one_parameter_by_one_step():
     assert (categorical.sort(-1).values != X[:, 1:2]).all()
 
 
+def test_a_chosen_move_gives_that_neighbour_and_builds_no_other():
+    moves = NeighbourMoves(SPACE)
+    X = SPACE.sample(6, generator=torch.Generator().manual_seed(3))
+    move = torch.tensor([0, 3, 4, 5, 6, 2])  # a bit flip, categorical values, integer steps
+    assert torch.equal(moves.apply_at(X, move), moves.apply(X)[torch.arange(6), move])
+    parent = torch.tensor([5, 5, 0])  # several moves of one row, of chosen rows
+    assert torch.equal(moves.apply_at(X, move[:3], parent), moves.apply(X)[parent, move[:3]])
+    assert moves.apply_at(X, move).data_ptr() != X.data_ptr()  # X itself is unchanged
+
+
 def test_row_keys_are_equal_exactly_for_equal_rows():
     X = SPACE.sample(200, generator=torch.Generator().manual_seed(1))
     keys = row_keys(SPACE, X)

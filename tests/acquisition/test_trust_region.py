@@ -46,6 +46,19 @@ def test_samples_lie_in_the_region_and_use_the_whole_radius():
     assert not region.contains(outside)
 
 
+def test_samples_of_a_binary_region_change_uniform_subsets_of_columns():
+    space = SearchSpace([Binary(f"b{i}") for i in range(30)])
+    center = (torch.arange(30) % 2).to(torch.float64)
+    region = TrustRegion(space, center, radius=4, length=0.5)
+    X = region.sample(3000, generator=torch.Generator().manual_seed(1))
+    changed = center != X
+    assert torch.equal(region.hamming(X), changed.sum(-1))
+    counts = torch.bincount(changed.sum(-1), minlength=5)
+    assert counts[0] == 0 and (counts[1:] > 650).all()  # 1..4 changes, ~750 each
+    per_column = changed.sum(0).double()  # each column as often (7500 / 30 = 250 expected)
+    assert per_column.min() > 190 and per_column.max() < 310
+
+
 def test_search_never_leaves_the_region():
     region = TrustRegion(SPACE, _center(), radius=4, length=0.2)
     torch.manual_seed(0)

@@ -5,7 +5,7 @@ import torch
 from gpytorch.kernels import MaternKernel
 
 from bodi.hed.dictionaries import make_dictionary
-from bodi.hed.kernel import HammingEmbeddingKernel, embedding_hint
+from bodi.hed.kernel import HammingEmbeddingKernel, _same_memory, embedding_hint
 from bodi.models.gp import make_hed_model
 from bodi.space import Binary, Categorical, Continuous, Integer, NeighbourMoves, SearchSpace
 
@@ -101,3 +101,19 @@ def test_neighbour_embeddings_equal_the_embeddings_of_the_neighbours(kind, space
                            fast.reshape(len(flat), -1) + 1.0)
         torch.testing.assert_close(kernel.embed(neighbours[:2]), fast[:2])
     assert kernel._hint is None
+
+
+def test_views_of_the_hinted_points_are_recognised_without_comparing_them():
+    space = SearchSpace([Binary(f"b{i}") for i in range(6)])
+    dictionary = make_dictionary("diverse", 8, space.cardinalities, seed=0)
+    kernel = HammingEmbeddingKernel(dictionary, MaternKernel(nu=2.5))
+    X = space.sample(4, generator=torch.Generator().manual_seed(0))
+    assert _same_memory(X, X.unsqueeze(-2).reshape(4, 6))
+    assert not _same_memory(X, X.clone()) and not _same_memory(X[1:], X[:-1])
+    hint = torch.zeros(4, 8, dtype=X.dtype)
+    with embedding_hint({kernel: hint}, X):
+        assert torch.equal(kernel.embed(X.unsqueeze(-2).reshape(4, 6)), hint)  # a view
+        assert torch.equal(kernel.embed(X.clone()), hint)  # equal values, compared
+        other = 1 - X
+        torch.testing.assert_close(kernel.embed(other), kernel.embed(other.clone()))
+        assert not torch.equal(kernel.embed(other), hint)

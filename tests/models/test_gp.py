@@ -84,3 +84,21 @@ def test_model_without_discrete_parameters_and_dictionary_checks():
         make_hed_model(*_data(MIXED), MIXED, None)
     with pytest.raises(ValueError, match="columns"):
         make_hed_model(*_data(MIXED), MIXED, make_dictionary("diverse", 4, [2, 2], seed=0))
+
+
+def test_a_kernel_on_every_column_selects_no_columns():
+    """GPyTorch copies the input's active columns on every call; over all columns it is
+    skipped (``active_dims=None``), and the covariance is the same."""
+    binary = SearchSpace([Binary(f"b{i}") for i in range(8)])
+    dictionary = make_dictionary("diverse", 16, binary.cardinalities, seed=0)
+    model = make_hed_model(*_data(binary), binary, dictionary)
+    assert model.covar_module.active_dims is None
+    X = binary.sample(10, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        full = model.covar_module(X).to_dense()
+        model.covar_module.active_dims = torch.arange(8)
+        torch.testing.assert_close(model.covar_module(X).to_dense(), full)
+    mixed = make_hed_model(*_data(MIXED), MIXED, make_dictionary("diverse", 16,
+                                                                 MIXED.cardinalities, seed=0))
+    hed = mixed.covar_module.kernels[0]
+    assert hed.active_dims.tolist() == MIXED.discrete_dims
