@@ -5,6 +5,7 @@ Usage:
     python benchmarks/scale.py --dims 60,250 --n 100,500        # a part of the grid
     python benchmarks/scale.py --device cuda --dtype float32    # on a GPU
     python benchmarks/scale.py --max-model-points 500           # a smaller local model
+    python benchmarks/scale.py --dims 4000 --n 100 --redo       # re-measure after a change
 
 Each cell (d, n) runs in a fresh process: a binary planted problem with ``d`` variables, a
 BODi with its defaults (m = 128, trust region, incumbent-relative dictionary, a model of at
@@ -13,7 +14,8 @@ observations of its initial design, then ``--asks`` consecutive asks (each follo
 tell). The child reports the median, min and max seconds per ask and its peak memory: the
 process's peak resident set (``ru_maxrss``) and, on CUDA, ``torch.cuda.max_memory_allocated``.
 Results are appended to ``--out`` (JSON lines) and cells already there for the same device,
-dtype and thread count are skipped, so an interrupted grid resumes. A cell that runs longer
+dtype and thread count are skipped, so an interrupted grid resumes (``--redo`` measures them
+again; each record names the git commit it measured). A cell that runs longer
 than ``--cell-timeout`` seconds is recorded as timed out; one that crashes is only reported.
 Run it on an otherwise idle machine: the timings are wall-clock.
 """
@@ -69,6 +71,15 @@ def run_cell(d: int, n: int, asks: int, device: str, dtype: str, threads: int,
     return record
 
 
+def _commit() -> str | None:
+    """The measured code's git commit (the record's provenance), if known."""
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE,
+                              capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
 def _key(record: dict) -> tuple:
     return (record["d"], record["n"], record["device"], record["dtype"], record["threads"],
             record.get("max_model_points", 1000))
@@ -86,6 +97,8 @@ def main() -> None:
     parser.add_argument("--max-model-points", type=int, default=1000,
                         help="BODi's max_model_points (0: every trial)")
     parser.add_argument("--cell-timeout", type=float, default=3600.0)
+    parser.add_argument("--redo", action="store_true",
+                        help="measure the selected cells again (the new record replaces the old)")
     parser.add_argument("--cell", default=None, help=argparse.SUPPRESS)  # "d,n": child mode
     args = parser.parse_args()
     if args.cell:
@@ -108,8 +121,9 @@ def main() -> None:
             cell = {"d": d, "n": n, "device": args.device, "dtype": args.dtype,
                     "threads": args.threads, "asks": args.asks,
                     "max_model_points": args.max_model_points}
-            if _key(cell) in done:
+            if _key(cell) in done and not args.redo:
                 continue
+            cell["commit"] = _commit()
             command = [sys.executable, __file__, "--cell", f"{d},{n}", "--asks", str(args.asks),
                        "--device", args.device, "--dtype", args.dtype,
                        "--threads", str(args.threads),
