@@ -3,8 +3,9 @@
 Paper, appendix "Local Search": starting points are the top-ranked candidates of a pool of
 uniform random points and "spray" points (the 1-Hamming neighbours of the best points found so
 far); from each, greedy hill climbing moves to the best neighbour until no neighbour improves or
-``max_steps`` is reached. All restarts advance together: every step builds the neighbours of all
-active restarts with tensor operations and scores them in a single acquisition call.
+``max_steps`` is reached. All restarts advance together: every step scores the neighbours of all
+active restarts with tensor operations, in a single acquisition call; a neighbour's key, region
+membership and embedding come from its parent's, and only the allowed neighbours are built.
 
 A neighbour changes one parameter: a bit flip, a categorical set to another value, or an integer
 moved one step. Points in ``avoid`` (evaluated or pending) are never returned. With a

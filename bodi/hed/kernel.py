@@ -57,7 +57,8 @@ class HammingEmbeddingKernel(Kernel):
         """``... x d`` discrete inputs -> ``... x m`` normalised embedding in ``[0, 1]``.
 
         Inside :func:`embedding_hint`, inputs equal to the hinted ones take the hinted
-        embedding (checked exactly, ``O(N d)`` against the product's ``O(N d m)``)."""
+        embedding (checked exactly: a view of the hinted rows at once, other inputs by
+        comparison, ``O(N d)`` against the product's ``O(N d m)``)."""
         hint = self._hint
         if hint is not None and hint[0].shape == Z.shape and (
             _same_memory(hint[0], Z) or torch.equal(hint[0].to(Z), Z)
