@@ -3,6 +3,8 @@
 import pytest
 import torch
 from botorch.models import SingleTaskGP
+from botorch.optim.closures.model_closures import get_loss_closure
+from gpytorch.mlls import ExactMarginalLogLikelihood
 
 from bodi.hed.dictionaries import make_dictionary
 from bodi.models.gp import HEDSingleTaskGP, fit_model, lengthscales, make_hed_model
@@ -102,3 +104,67 @@ def test_a_kernel_on_every_column_selects_no_columns():
                                                                  MIXED.cardinalities, seed=0))
     hed = mixed.covar_module.kernels[0]
     assert hed.active_dims.tolist() == MIXED.discrete_dims
+
+
+def gpytorch_loss(mll):
+    """GPyTorch's ``-mll(model(X), y)``, the loss BoTorch's default closure computes."""
+    model = mll.model
+    return -mll(model(*model.train_inputs), model.train_targets)
+
+
+def _graph_names(tensor):
+    """Names of the autograd nodes ``tensor`` was computed through."""
+    seen, stack = set(), [tensor.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is not None and node not in seen:
+            seen.add(node)
+            stack.extend(next_node for next_node, _ in node.next_functions)
+    return {type(node).__name__ for node in seen}
+
+
+def _loss_and_gradient(model, loss):
+    params = [p for p in model.parameters() if p.requires_grad]
+    value = loss()
+    return value.detach(), torch.autograd.grad(value, params)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("space", ["mixed", "binary"])
+def test_the_fit_loss_equals_gpytorchs_negative_mll_in_value_and_gradient(dtype, space):
+    space = MIXED if space == "mixed" else SearchSpace([Binary(f"b{i}") for i in range(30)])
+    dictionary = make_dictionary("diverse", 16, space.cardinalities, seed=1)
+    train_X, train_Y = (t.to(dtype) for t in _data(space, n=25, seed=3))
+    model = make_hed_model(train_X, train_Y, space, dictionary)
+    with torch.no_grad():  # away from the initial values, where every lengthscale is equal
+        for p in model.parameters():
+            p.add_(0.3 * torch.rand(p.shape, generator=torch.Generator().manual_seed(8)).to(p))
+    model.train()
+    mll = ExactMarginalLogLikelihood(model.likelihood, model)
+    assert "_GaussianLogDensityBackward" in _graph_names(get_loss_closure(mll)())
+    ours = _loss_and_gradient(model, get_loss_closure(mll))  # BoTorch picks the model's hook
+    gpytorch = _loss_and_gradient(model, lambda: gpytorch_loss(mll))
+    tolerance = {"rtol": 1e-4, "atol": 1e-5} if dtype == torch.float32 else {}
+    torch.testing.assert_close(ours[0], gpytorch[0], **tolerance)
+    for a, b in zip(ours[1], gpytorch[1], strict=True):
+        torch.testing.assert_close(a, b, **tolerance)
+
+
+@pytest.mark.parametrize("case", ["two outputs", "input transform"])
+def test_a_model_outside_the_plain_case_gets_gpytorchs_loss(case):
+    from botorch.models.transforms.input import Normalize
+
+    from bodi.models.gp import make_hed_kernel
+
+    space = SearchSpace([Binary(f"b{i}") for i in range(6)] + [Continuous("u", 0.0, 1.0)])
+    dictionary = make_dictionary("diverse", 8, space.cardinalities, seed=1)
+    train_X, train_Y = _data(space, n=10)
+    kwargs = {"input_transform": Normalize(d=space.dim)} if case == "input transform" else {}
+    Y = torch.cat([train_Y, -train_Y], -1) if case == "two outputs" else train_Y
+    model = HEDSingleTaskGP(train_X, Y, covar_module=make_hed_kernel(space, dictionary), **kwargs)
+    model.train()
+    mll = ExactMarginalLogLikelihood(model.likelihood, model)
+    ours = get_loss_closure(mll)()
+    assert "_GaussianLogDensityBackward" not in _graph_names(ours)
+    torch.testing.assert_close(ours, gpytorch_loss(mll))
+    assert ours.shape == ((2,) if case == "two outputs" else ())
