@@ -52,23 +52,42 @@ class HammingEmbeddingKernel(Kernel):
                           kind=self.kind)
 
     _hint: tuple[Tensor, Tensor] | None = None
+    _recent: tuple[tuple[Tensor, int, Tensor, int, Tensor], ...] = ()
 
     def embed(self, Z: Tensor) -> Tensor:
         """``... x d`` discrete inputs -> ``... x m`` normalised embedding in ``[0, 1]``.
 
         Inside :func:`embedding_hint`, inputs equal to the hinted ones take the hinted
         embedding (checked exactly: a view of the hinted rows at once, other inputs by
-        comparison, ``O(N d)`` against the product's ``O(N d m)``)."""
+        comparison, ``O(N d)`` against the product's ``O(N d m)``).
+
+        The last two embedded inputs are remembered: the training inputs are embedded once
+        per fit and once per acquisition optimization, not once per likelihood evaluation and
+        per batch of candidates (``O(n d m)`` each time). A remembered input is reused only
+        while it is the same tensor (same memory, held by the memo, so it cannot be reused for
+        another tensor), unmodified (its version counter) and embedded by the same, unmodified
+        projection; inputs that require a gradient are not remembered."""
         hint = self._hint
         if hint is not None and hint[0].shape == Z.shape and (
             _same_memory(hint[0], Z) or torch.equal(hint[0].to(Z), Z)
         ):
             return hint[1].to(Z)
+        for entry in self._recent:
+            inputs, version, projection, projection_version, phi = entry
+            if (_same_memory(inputs, Z) and Z._version == version
+                    and _same_memory(projection, self.projection)
+                    and self.projection._version == projection_version):
+                self._recent = (entry, *(e for e in self._recent if e is not entry))
+                return phi
         if self.affine:
             phi = affine_embedding(Z, self.projection)
         else:
             phi = onehot_embedding(Z, self.projection, self.cardinalities)
-        return phi / len(self.cardinalities)
+        phi = phi / len(self.cardinalities)
+        if not (Z.requires_grad or phi.requires_grad):
+            entry = (Z, Z._version, self.projection, self.projection._version, phi)
+            self._recent = (entry, *self._recent[:1])
+        return phi
 
     def neighbour_embedding(self, X: Tensor, column: Tensor, new_values: Tensor) -> Tensor:
         """Normalised embeddings (``b x K x m``) of the ``K`` one-parameter neighbours of each

@@ -117,3 +117,41 @@ def test_views_of_the_hinted_points_are_recognised_without_comparing_them():
         other = 1 - X
         torch.testing.assert_close(kernel.embed(other), kernel.embed(other.clone()))
         assert not torch.equal(kernel.embed(other), hint)
+
+
+@pytest.mark.parametrize("space", [MIXED, SearchSpace([Binary(f"b{i}") for i in range(9)])])
+def test_a_recent_input_is_embedded_again_only_when_it_or_the_projection_changed(space):
+    from unittest import mock
+
+    import bodi.hed.kernel as kernel_module
+
+    dictionary = make_dictionary("diverse", 8, space.cardinalities, seed=0)
+    kernel = HammingEmbeddingKernel(dictionary, MaternKernel(nu=2.5, ard_num_dims=8))
+    g = torch.Generator().manual_seed(4)
+    train = space.sample(6, generator=g)[:, space.discrete_dims]
+    other = space.sample(5, generator=g)[:, space.discrete_dims]
+    function = "affine_embedding" if kernel.affine else "onehot_embedding"
+    original = getattr(kernel_module, function)
+    with mock.patch.object(kernel_module, function, side_effect=original) as product:
+        first = kernel.embed(train)
+        for _ in range(3):  # the training inputs between batches of candidates: remembered
+            kernel.embed(other.clone())
+            torch.testing.assert_close(kernel.embed(train), first)
+        assert product.call_count == 1 + 3
+        expected = first.clone()
+        train[0, 0] = 1 - train[0, 0]  # modified in place (a binary column)
+        changed = kernel.embed(train)
+        assert product.call_count == 5 and not torch.equal(changed, expected)
+        fresh = HammingEmbeddingKernel(dictionary, MaternKernel(nu=2.5, ard_num_dims=8))
+        torch.testing.assert_close(changed, fresh.embed(train.clone()))
+        calls = product.call_count
+        kernel.projection.mul_(-1)  # a new projection (as load_state_dict writes it)
+        kernel.embed(train)
+        assert product.call_count == calls + 1
+        kernel.to(torch.float32)  # moves the projection: the remembered embedding is stale
+        kernel.embed(train)
+        assert product.call_count == calls + 2
+        wanted = train.clone().requires_grad_()
+        kernel.embed(wanted)
+        kernel.embed(wanted)  # an input that requires a gradient is not remembered
+        assert product.call_count == calls + 4
