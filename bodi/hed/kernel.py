@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from contextlib import contextmanager
 from typing import Any
 
@@ -45,6 +46,11 @@ class HammingEmbeddingKernel(Kernel):
         self.affine = dictionary.affine
         self.base_kernel = base_kernel
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(super().__getstate__())  # GPyTorch's Kernel returns its own __dict__
+        state.pop("_recent", None)  # weak references do not pickle; a copy recomputes
+        return state
+
     @property
     def dictionary(self) -> Dictionary:
         """The dictionary, rebuilt from the buffer (on the buffer's device)."""
@@ -52,7 +58,7 @@ class HammingEmbeddingKernel(Kernel):
                           kind=self.kind)
 
     _hint: tuple[Tensor, Tensor] | None = None
-    _recent: tuple[tuple[Tensor, int, Tensor, int, Tensor], ...] = ()
+    _recent: tuple[tuple[weakref.ref, int, Tensor, int, Tensor], ...] = ()
 
     def embed(self, Z: Tensor) -> Tensor:
         """``... x d`` discrete inputs -> ``... x m`` normalised embedding in ``[0, 1]``.
@@ -64,9 +70,9 @@ class HammingEmbeddingKernel(Kernel):
         The last two embedded inputs are remembered: the training inputs are embedded once
         per fit and once per acquisition optimization, not once per likelihood evaluation and
         per batch of candidates (``O(n d m)`` each time). A remembered input is reused only
-        while it is the same tensor (same memory, held by the memo, so it cannot be reused for
-        another tensor), unmodified (its version counter) and embedded by the same, unmodified
-        projection; inputs that require a gradient are not remembered."""
+        while it is the same tensor (alive, through a weak reference, and the same memory),
+        unmodified (its version counter) and embedded by the same, unmodified projection;
+        inputs that require a gradient are not remembered, and pickling forgets them all."""
         hint = self._hint
         if hint is not None and hint[0].shape == Z.shape and (
             _same_memory(hint[0], Z) or torch.equal(hint[0].to(Z), Z)
@@ -74,7 +80,8 @@ class HammingEmbeddingKernel(Kernel):
             return hint[1].to(Z)
         for entry in self._recent:
             inputs, version, projection, projection_version, phi = entry
-            if (_same_memory(inputs, Z) and Z._version == version
+            inputs = inputs()  # None once the remembered input is freed
+            if (inputs is not None and _same_memory(inputs, Z) and Z._version == version
                     and _same_memory(projection, self.projection)
                     and self.projection._version == projection_version):
                 self._recent = (entry, *(e for e in self._recent if e is not entry))
@@ -85,7 +92,7 @@ class HammingEmbeddingKernel(Kernel):
             phi = onehot_embedding(Z, self.projection, self.cardinalities)
         phi = phi / len(self.cardinalities)
         if not (Z.requires_grad or phi.requires_grad):
-            entry = (Z, Z._version, self.projection, self.projection._version, phi)
+            entry = (weakref.ref(Z), Z._version, self.projection, self.projection._version, phi)
             self._recent = (entry, *self._recent[:1])
         return phi
 

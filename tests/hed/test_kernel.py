@@ -121,6 +121,7 @@ def test_views_of_the_hinted_points_are_recognised_without_comparing_them():
 
 @pytest.mark.parametrize("space", [MIXED, SearchSpace([Binary(f"b{i}") for i in range(9)])])
 def test_a_recent_input_is_embedded_again_only_when_it_or_the_projection_changed(space):
+    import pickle
     from unittest import mock
 
     import bodi.hed.kernel as kernel_module
@@ -155,3 +156,7 @@ def test_a_recent_input_is_embedded_again_only_when_it_or_the_projection_changed
         kernel.embed(wanted)
         kernel.embed(wanted)  # an input that requires a gradient is not remembered
         assert product.call_count == calls + 4
+        kernel.embed(train)
+        copy = pickle.loads(pickle.dumps(kernel))  # the memo's weak references stay behind
+        torch.testing.assert_close(copy.embed(train), kernel.embed(train))
+        assert product.call_count == calls + 5
