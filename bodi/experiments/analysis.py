@@ -211,6 +211,8 @@ def _across_problems(
     problems a method ran on is its overall rank. The lead of the winner (best mean) over the
     runner-up is tested on the seeds both ran, paired (same seed, same initial design): a
     one-sided paired t-test, the lead counting as larger than the noise when ``p < 0.05``.
+    Equal best means (for instance, two methods at the optimum on every seed) are a tie: no
+    one wins that problem.
     """
     from scipy import stats
 
@@ -228,10 +230,14 @@ def _across_problems(
         if len(ranked) < 2:
             continue
         winner, second = ranked[0], ranked[1]
-        wins[winner] += 1
         seeds = sorted(set(finals[problem][winner]) & set(finals[problem][second]))
         lead = np.array([sign * (finals[problem][second][s] - finals[problem][winner][s])
                          for s in seeds])
+        if means[winner] == means[second]:  # e.g. both at the optimum on every seed
+            rows.append(f"| {problem} | {winner} = {second} (tie) | - | 0 | {len(seeds)} "
+                        "| - | no |")
+            continue
+        wins[winner] += 1
         if len(lead) >= 2 and np.ptp(lead) > 0:
             p = float(stats.ttest_1samp(lead, 0.0, alternative="greater").pvalue)
         else:

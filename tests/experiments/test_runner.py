@@ -165,7 +165,8 @@ def test_report_ranks_across_problems_and_tests_the_winners_lead(tmp_path):
     # problem "clear": a beats b by 1 on every one of 5 seeds (a lead far above the noise);
     # problem "noisy": b's mean is better (2.4 against 3.4) but a is better on 3 of 5 seeds
     finals = {("clear", "a"): [1.0, 2.0, 3.0, 4.0, 5.0], ("clear", "b"): [2.0, 3.0, 4.0, 5.0, 6.0],
-              ("noisy", "a"): [1.0, 5.0, 2.0, 6.0, 3.0], ("noisy", "b"): [2.0, 1.0, 3.0, 2.0, 4.0]}
+              ("noisy", "a"): [1.0, 5.0, 2.0, 6.0, 3.0], ("noisy", "b"): [2.0, 1.0, 3.0, 2.0, 4.0],
+              ("tied", "a"): [0.0] * 5, ("tied", "b"): [0.0] * 5}  # both at the optimum
     store = ResultsStore(tmp_path)
     for (problem, method), values in finals.items():
         for seed, value in enumerate(values):
@@ -174,8 +175,9 @@ def test_report_ranks_across_problems_and_tests_the_winners_lead(tmp_path):
                          Evaluation({"x": 1}, value, 0.0, 0.0))
     store.close()
     table = report(tmp_path)
-    assert "| a | 1.20 | 2 | 1 |" in table and "| b | 1.80 | 2 | 1 |" in table
-    assert "on 1 of 2 problems" in table
+    assert "| a | 1.30 | 3 | 1 |" in table and "| b | 1.70 | 3 | 1 |" in table  # no tie won
+    assert "on 1 of 3 problems" in table
+    assert "| tied | a = b (tie) | - | 0 | 5 | - | no |" in table
     assert "| clear | a | b | 1 | 5 | 0 | yes |" in table
     assert "| noisy | b | a | 1 | 5 | 0.23 | no |" in table
     ranks = plot_ranks(tmp_path, tmp_path / "ranks.png")
