@@ -231,13 +231,13 @@ def _across_problems(
             continue
         winner, second = ranked[0], ranked[1]
         seeds = sorted(set(finals[problem][winner]) & set(finals[problem][second]))
-        lead = np.array([sign * (finals[problem][second][s] - finals[problem][winner][s])
-                         for s in seeds])
         if means[winner] == means[second]:  # e.g. both at the optimum on every seed
             rows.append(f"| {problem} | {winner} = {second} (tie) | - | 0 | {len(seeds)} "
                         "| - | no |")
             continue
         wins[winner] += 1
+        lead = np.array([sign * (finals[problem][second][s] - finals[problem][winner][s])
+                         for s in seeds])
         if len(lead) >= 2 and np.ptp(lead) > 0:
             p = float(stats.ttest_1samp(lead, 0.0, alternative="greater").pvalue)
         else:

@@ -137,7 +137,7 @@ class HEDSingleTaskGP(SingleTaskGP):
         and gradient equal GPyTorch's (tested); a model outside the plain case (batched, with an
         input transform or extra loss terms) gets GPyTorch's computation.
         """
-        X, y = self.train_inputs[0], self.train_targets
+        y = self.train_targets
         plain = (
             y.ndim == 1 and getattr(self, "input_transform", None) is None
             and type(mll) is ExactMarginalLogLikelihood and mll.model is self
@@ -147,12 +147,17 @@ class HEDSingleTaskGP(SingleTaskGP):
         if not plain:
             inputs = (self.transform_inputs(X=x) for x in self.train_inputs)
             return -mll(self(*self.train_inputs), y, *inputs, **kwargs)
-        K = self.covar_module(X).to_dense()
-        noise = self.likelihood.noise.reshape(-1).expand(K.shape[-1])
-        log_p = _GaussianLogDensity.apply(K + torch.diag_embed(noise), y - self.mean_module(X))
+        log_p = _GaussianLogDensity.apply(*self._train_covariance_and_residual())
         for _, module, prior, closure, _ in self.named_priors():
             log_p = log_p + prior.log_prob(closure(module)).sum()
         return -log_p / y.shape[-1]
+
+    def _train_covariance_and_residual(self) -> tuple[Tensor, Tensor]:
+        """``K + sigma^2 I`` (``n x n``) and ``y - m`` (``n``) of the training data."""
+        X = self.train_inputs[0]
+        K = self.covar_module(X).to_dense()
+        noise = self.likelihood.noise.reshape(-1).expand(K.shape[-1])
+        return K + torch.diag_embed(noise), self.train_targets - self.mean_module(X)
 
     def train(self, mode: bool = True) -> HEDSingleTaskGP:
         if mode or self.training:  # hyperparameters or data may have changed in training mode;
@@ -162,12 +167,9 @@ class HEDSingleTaskGP(SingleTaskGP):
     def _cache(self) -> tuple[Tensor, Tensor]:
         if self._marginal_cache is None:
             with torch.no_grad():
-                X = self.train_inputs[0]
-                K = self.covar_module(X).to_dense()
-                noise = self.likelihood.noise.reshape(-1).expand(K.shape[-1])
-                L = psd_safe_cholesky(K + torch.diag_embed(noise))
-                residual = (self.train_targets - self.mean_module(X)).unsqueeze(-1)
-                alpha = torch.cholesky_solve(residual, L).squeeze(-1)
+                covariance, residual = self._train_covariance_and_residual()
+                L = psd_safe_cholesky(covariance)
+                alpha = torch.cholesky_solve(residual.unsqueeze(-1), L).squeeze(-1)
             self._marginal_cache = (L, alpha)
         return self._marginal_cache
 
