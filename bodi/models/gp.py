@@ -111,6 +111,66 @@ def make_hed_kernel(space: SearchSpace, dictionary: Dictionary | None) -> Kernel
     return factors[0] if len(factors) == 1 else ProductKernel(*factors)
 
 
+class _Matern52Covariance(torch.autograd.Function):
+    """The Matérn-5/2 ARD covariance ``K`` (``n x n``) of ``n x m`` inputs ``Z`` with ``m``
+    lengthscales ``l``, with the closed-form gradient in ``l``:
+
+        K_ab = (1 + r + r^2 / 3) exp(-r),   r_ab^2 = 5 sum_j (z_aj - z_bj)^2 / l_j^2,
+
+        dK_ab / dl_j = (5 / 3) (1 + r_ab) exp(-r_ab) (z_aj - z_bj)^2 / l_j^3,
+
+    so for an upstream gradient ``G`` and ``M = G o (5 / 3) (1 + r) exp(-r)``,
+    ``dL / dl_j = (sum_a z_aj^2 (M 1 + M^T 1)_a - 2 z_j^T M z_j) / l_j^3``: two ``n x n x m``
+    products, where autograd through GPyTorch's ``MaternKernel`` records and replays about
+    twenty elementwise steps per evaluation of the fit loss. Values equal
+    ``MaternKernel(nu=2.5)`` (tested). ``Z`` takes no gradient (the training inputs).
+    """
+
+    @staticmethod
+    def forward(ctx, Z: Tensor, lengthscale: Tensor) -> Tensor:
+        Z = Z - Z.mean(-2, keepdim=True)  # as GPyTorch: distances are unchanged, rounding less
+        X = Z / lengthscale
+        squared = X.pow(2).sum(-1)
+        distance2 = (squared.unsqueeze(-1) + squared.unsqueeze(-2) - 2 * X @ X.transpose(-1, -2))
+        distance2 = distance2.clamp_min(0)
+        distance2.diagonal(dim1=-2, dim2=-1).zero_()
+        r = (5 * distance2).sqrt()
+        decay = torch.exp(-r)
+        ctx.save_for_backward(Z, lengthscale, r, decay)
+        return (1 + r + r.pow(2) / 3) * decay
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[None, Tensor]:
+        Z, lengthscale, r, decay = ctx.saved_tensors
+        M = grad * (5 / 3) * (1 + r) * decay
+        outer = (Z.pow(2) * (M.sum(-1) + M.sum(-2)).unsqueeze(-1)).sum(-2)
+        inner = (Z * (M @ Z)).sum(-2)
+        return None, ((outer - 2 * inner) / lengthscale.reshape(-1).pow(3)).reshape(
+            lengthscale.shape)
+
+
+def _is_plain_matern52(kernel: Kernel) -> bool:
+    """A GPyTorch ``MaternKernel(nu=2.5)`` without batch dimensions (ARD or not)."""
+    return (type(kernel) is MaternKernel and kernel.nu == 2.5 and not kernel.batch_shape
+            and kernel.lengthscale.ndim == 2)
+
+
+def _dense_train_covariance(kernel: Kernel, X: Tensor) -> Tensor:
+    """``kernel(X, X)`` as a dense ``n x n`` tensor for ``n x dim`` inputs ``X``; its Matérn-5/2
+    factors (the HED kernel's base, the ordinal kernel) through :class:`_Matern52Covariance`,
+    any other kernel through GPyTorch."""
+    if isinstance(kernel, ProductKernel):
+        factors = [_dense_train_covariance(k, X) for k in kernel.kernels]
+        return math.prod(factors[1:], start=factors[0])
+    hed = isinstance(kernel, HammingEmbeddingKernel)
+    matern = kernel.base_kernel if hed else kernel
+    if X.requires_grad or not _is_plain_matern52(matern):
+        return kernel(X).to_dense()
+    columns = X if kernel.active_dims is None else X[..., kernel.active_dims.to(X.device)]
+    return _Matern52Covariance.apply(kernel.embed(columns) if hed else columns,
+                                     matern.lengthscale)
+
+
 class HEDSingleTaskGP(SingleTaskGP):
     """``SingleTaskGP`` whose posterior over a batch of single points is computed in one pass.
 
@@ -155,7 +215,7 @@ class HEDSingleTaskGP(SingleTaskGP):
     def _train_covariance_and_residual(self) -> tuple[Tensor, Tensor]:
         """``K + sigma^2 I`` (``n x n``) and ``y - m`` (``n``) of the training data."""
         X = self.train_inputs[0]
-        K = self.covar_module(X).to_dense()
+        K = _dense_train_covariance(self.covar_module, X)
         noise = self.likelihood.noise.reshape(-1).expand(K.shape[-1])
         return K + torch.diag_embed(noise), self.train_targets - self.mean_module(X)
 
