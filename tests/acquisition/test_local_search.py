@@ -163,3 +163,32 @@ def test_a_pool_with_a_part_of_only_evaluated_points_is_skipped():
     x, value = local_search(acq, space, avoid=avoid, incumbents=incumbent, raw_samples=4,
                             num_restarts=2)
     assert x.sum() >= 2 and torch.isfinite(value)
+
+
+def test_restarts_that_meet_climb_once_and_end_where_they_would_have_ended():
+    from bodi.acquisition.local_search import _climb
+
+    space = SearchSpace([Binary(f"b{i}") for i in range(8)])
+    moves = NeighbourMoves(space)
+    target = torch.tensor([1.0, 0, 1, 1, 0, 0, 1, 0], dtype=torch.float64)
+    weights = torch.arange(1, 9, dtype=torch.float64)  # no ties between moves
+
+    def f(points):
+        return -((points != target).to(points) * weights).sum(-1)
+
+    scored = []
+
+    def score_neighbours(parents, keys):
+        scored.append(parents.clone())
+        return f(moves.apply(parents)), None
+
+    starts = torch.tensor([[0.0] * 8, [0.0] * 8, [1.0] * 8, [0.0] * 7 + [1.0],
+                           [1.0, 1, 1, 1, 1, 1, 1, 0]], dtype=torch.float64)
+    X, values = _climb(starts.clone(), f(starts), None, score_neighbours, moves, max_steps=3)
+    for row in range(len(starts)):  # each row as if it had climbed alone
+        alone = _climb(starts[row:row + 1].clone(), f(starts[row:row + 1]), None,
+                       lambda p, k: (f(moves.apply(p)), None), moves, max_steps=3)
+        torch.testing.assert_close(X[row], alone[0][0])
+        torch.testing.assert_close(values[row], alone[1][0])
+    assert all(len(torch.unique(p, dim=0)) == len(p) for p in scored)  # no point twice a step
+    assert sum(len(p) for p in scored) < 3 * len(starts)  # rows 0 and 1 climbed once
