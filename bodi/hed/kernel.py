@@ -49,6 +49,7 @@ class HammingEmbeddingKernel(Kernel):
     def __getstate__(self) -> dict[str, Any]:
         state = dict(super().__getstate__())  # GPyTorch's Kernel returns its own __dict__
         state.pop("_recent", None)  # weak references do not pickle; a copy recomputes
+        state.pop("_selections", None)
         return state
 
     @property
@@ -96,6 +97,46 @@ class HammingEmbeddingKernel(Kernel):
             self._recent = (entry, *self._recent[:1])
         return phi
 
+    _selections: tuple[tuple[weakref.ref, int, Tensor], ...] = ()
+
+    def discrete_columns(self, X: Tensor) -> Tensor:
+        """The kernel's ``d`` columns of ``X`` (``... x dim``), as ``... x d`` (``X`` itself
+        when the kernel takes every column).
+
+        GPyTorch copies the ``active_dims`` of its inputs on every call, so the training inputs
+        would be a new tensor, and miss :meth:`embed`'s memory, at every likelihood evaluation
+        and every acquisition call (an ``O(n d m)`` product each time). The selections of the
+        last three inputs are remembered (while the same tensor, unmodified, as in
+        :meth:`embed`): an acquisition call selects from its candidates twice (covariance and
+        variance) and from the training inputs once, so three keep the training inputs'.
+        Inputs that require a gradient are copied afresh."""
+        if self.active_dims is None:
+            return X
+        for entry in self._selections:
+            source, version, Z = entry
+            source = source()
+            if source is not None and _same_memory(source, X) and X._version == version:
+                self._selections = (entry, *(e for e in self._selections if e is not entry))
+                return Z
+        Z = X.index_select(-1, self.active_dims.to(X.device))
+        if not X.requires_grad:
+            self._selections = ((weakref.ref(X), X._version, Z), *self._selections[:2])
+        return Z
+
+    def __call__(self, x1: Tensor, x2: Tensor | None = None, **params: Any) -> Any:
+        """GPyTorch's call on :meth:`discrete_columns` of the inputs (equal to its own
+        selection of ``active_dims``, but remembered)."""
+        dims = self.active_dims
+        if dims is None:
+            return super().__call__(x1, x2, **params)
+        z1 = self.discrete_columns(x1)
+        z2 = None if x2 is None else z1 if x2 is x1 else self.discrete_columns(x2)
+        self.active_dims = None  # the selection is done (as GPyTorch's lazy evaluation does)
+        try:
+            return super().__call__(z1, z2, **params)
+        finally:
+            self.active_dims = dims
+
     def neighbour_embedding(self, X: Tensor, column: Tensor, new_values: Tensor) -> Tensor:
         """Normalised embeddings (``b x K x m``) of the ``K`` one-parameter neighbours of each
         row of ``X`` (``b x dim``, the full encoded input): neighbour ``k`` sets column
@@ -114,7 +155,7 @@ class HammingEmbeddingKernel(Kernel):
         inside = j >= 0
         j = j.clamp_min(0)
         d = len(self.cardinalities)
-        Z = X[:, dims]
+        Z = self.discrete_columns(X)
         parents = self.embed(Z) * d  # b x m, unnormalised
         old = Z[:, j]  # b x K
         if self.affine:
@@ -151,9 +192,7 @@ def embedding_hint(hints: dict[HammingEmbeddingKernel, Tensor], X: Tensor):
     :meth:`HammingEmbeddingKernel.neighbour_embedding`)."""
     try:
         for kernel, phi in hints.items():
-            dims = kernel.active_dims
-            Z = X if dims is None else X[:, dims.to(X.device)]  # a copy only when a subset
-            kernel._hint = (Z, phi)
+            kernel._hint = (kernel.discrete_columns(X), phi)
         yield
     finally:
         for kernel in hints:

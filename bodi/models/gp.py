@@ -151,8 +151,7 @@ class _Matern52Covariance(torch.autograd.Function):
 
 def _is_plain_matern52(kernel: Kernel) -> bool:
     """A GPyTorch ``MaternKernel(nu=2.5)`` without batch dimensions (ARD or not)."""
-    return (type(kernel) is MaternKernel and kernel.nu == 2.5 and not kernel.batch_shape
-            and kernel.lengthscale.ndim == 2)
+    return type(kernel) is MaternKernel and kernel.nu == 2.5 and not kernel.batch_shape
 
 
 def _dense_train_covariance(kernel: Kernel, X: Tensor) -> Tensor:
@@ -166,9 +165,11 @@ def _dense_train_covariance(kernel: Kernel, X: Tensor) -> Tensor:
     matern = kernel.base_kernel if hed else kernel
     if X.requires_grad or not _is_plain_matern52(matern):
         return kernel(X).to_dense()
+    if hed:
+        return _Matern52Covariance.apply(kernel.embed(kernel.discrete_columns(X)),
+                                         matern.lengthscale)
     columns = X if kernel.active_dims is None else X[..., kernel.active_dims.to(X.device)]
-    return _Matern52Covariance.apply(kernel.embed(columns) if hed else columns,
-                                     matern.lengthscale)
+    return _Matern52Covariance.apply(columns, matern.lengthscale)
 
 
 class HEDSingleTaskGP(SingleTaskGP):

@@ -160,3 +160,29 @@ def test_a_recent_input_is_embedded_again_only_when_it_or_the_projection_changed
         copy = pickle.loads(pickle.dumps(kernel))  # the memo's weak references stay behind
         torch.testing.assert_close(copy.embed(train), kernel.embed(train))
         assert product.call_count == calls + 5
+
+
+def test_training_inputs_of_a_mixed_space_are_embedded_once(monkeypatch):
+    """A kernel on a subset of the columns remembers its selection of the same input, so the
+    training inputs keep their embedding across acquisition calls and likelihood evaluations."""
+    import bodi.hed.kernel as kernel_module
+
+    dictionary = make_dictionary("diverse", 8, MIXED.cardinalities, seed=0)
+    model = make_hed_model(*_data(MIXED, n=20), MIXED, dictionary)
+    model.eval()
+    embedded = []
+    onehot = kernel_module.onehot_embedding
+    monkeypatch.setattr(kernel_module, "onehot_embedding",
+                        lambda Z, *args: embedded.append(len(Z)) or onehot(Z, *args))
+    g = torch.Generator().manual_seed(5)
+    with torch.no_grad():
+        for _ in range(3):
+            model.posterior(MIXED.sample(7, generator=g).unsqueeze(-2))
+    assert embedded == [20, 7, 7, 7]  # the 20 training inputs once, each batch of 7 once
+    X = model.train_inputs[0]
+    kernel = model.covar_module.kernels[0]
+    assert kernel.discrete_columns(X) is kernel.discrete_columns(X)
+    assert torch.equal(kernel.discrete_columns(X), X[:, MIXED.discrete_dims])
+    before = kernel.discrete_columns(X)
+    X.add_(0.0)  # modified in place: selected again
+    assert kernel.discrete_columns(X) is not before
