@@ -166,3 +166,62 @@ def test_overlap_kernel_diagonal_matches_the_full_matrix():
         full = kernel(x1, x2).to_dense()
         assert torch.allclose(kernel(x1, x2, diag=True), torch.diagonal(full))
         assert torch.allclose(kernel(x1, x1, diag=True), torch.ones(7, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("levels", [2, 5])
+@pytest.mark.parametrize("batch", [(), (3,)])
+def test_overlap_kernel_equals_botorchs_categorical_kernel_with_its_gradient(levels, batch):
+    from botorch.models.kernels.categorical import CategoricalKernel
+
+    from bodi.models.kernels import OverlapKernel
+
+    g = torch.Generator().manual_seed(levels)
+    lengthscale = torch.rand(1, 6, generator=g, dtype=torch.float64) * 3 + 0.05
+    x1 = torch.randint(0, levels, (*batch, 9, 6), generator=g).double()
+    x2 = torch.cat([x1[..., :4, :], torch.randint(0, levels, (*batch, 3, 6), generator=g)], -2)
+    upstream = torch.randn(*batch, 9, 7, generator=g, dtype=torch.float64)
+    values, gradients = [], []
+    for kind in (OverlapKernel, CategoricalKernel):
+        kernel = kind(ard_num_dims=6).double()
+        kernel.lengthscale = lengthscale
+        K = kernel.forward(x1, x2)
+        (gradient,) = torch.autograd.grad((K * upstream).sum(), kernel.raw_lengthscale)
+        values.append(K)
+        gradients.append(gradient)
+    torch.testing.assert_close(values[0], values[1], rtol=0, atol=1e-13)
+    torch.testing.assert_close(gradients[0], gradients[1], rtol=1e-10, atol=1e-12)
+    equal_rows = values[0][..., torch.arange(4), torch.arange(4)]
+    torch.testing.assert_close(equal_rows, torch.ones_like(equal_rows), rtol=0, atol=1e-14)
+
+
+def test_overlap_kernel_takes_the_parents_path_for_non_index_inputs():
+    from botorch.models.kernels.categorical import CategoricalKernel
+
+    from bodi.models.kernels import OverlapKernel, weighted_mismatches
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.rand(20, 4, generator=g, dtype=torch.float64)  # 80 distinct values
+    ours, parent = OverlapKernel(ard_num_dims=4).double(), CategoricalKernel(ard_num_dims=4)
+    assert weighted_mismatches(x, x, torch.ones(1, 4, dtype=torch.float64)) is None
+    assert torch.equal(ours.forward(x, x), parent.double().forward(x, x))
+
+
+def test_diffusion_kernel_product_equals_the_comparison_with_its_gradient(monkeypatch):
+    import bodi.models.kernels as kernels
+
+    cards = [2, 3, 5, 2, 4]
+    space = SearchSpace([Categorical(f"v{i}", list(range(c))) for i, c in enumerate(cards)])
+    g = torch.Generator().manual_seed(2)
+    X1, X2 = space.sample(11, generator=g), space.sample(6, generator=g)
+    upstream = torch.randn(11, 6, generator=g, dtype=torch.float64)
+    values, gradients = [], []
+    for max_levels in (kernels.MAX_LEVELS, 0):  # the product, then the N x M x d comparison
+        monkeypatch.setattr(kernels, "MAX_LEVELS", max_levels)
+        kernel = DiffusionKernel(cards).double()
+        kernel.beta = torch.tensor([[0.3, 1.0, 0.2, 2.0, 0.05]])
+        K = kernel.forward(X1, X2)
+        (gradient,) = torch.autograd.grad((K * upstream).sum(), kernel.raw_beta)
+        values.append(K)
+        gradients.append(gradient)
+    torch.testing.assert_close(values[0], values[1], rtol=0, atol=1e-13)
+    torch.testing.assert_close(gradients[0], gradients[1], rtol=1e-10, atol=1e-12)
