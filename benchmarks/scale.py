@@ -6,10 +6,13 @@ Usage:
     python benchmarks/scale.py --device cuda --dtype float32    # on a GPU
     python benchmarks/scale.py --max-model-points 500           # a smaller local model
     python benchmarks/scale.py --dims 4000 --n 100 --redo       # re-measure after a change
+    python benchmarks/scale.py --problem ackley --dims 200,1000 --n 300,500   # mixed spaces
 
-Each cell (d, n) runs in a fresh process: a binary planted problem with ``d`` variables, a
-BODi with its defaults (m = 128, trust region, incumbent-relative dictionary, a model of at
-most ``max_model_points`` = 1000 trials nearest the region's centre) told ``n``
+Each cell (d, n) runs in a fresh process: a binary planted problem with ``d`` variables
+(``--problem planted``, the default) or the mixed Ackley with ``d`` binary and 3 continuous
+parameters (``--problem ackley``), a BODi with its defaults (m = 128, trust region,
+incumbent-relative dictionary, a model of at most ``max_model_points`` = 1000 trials nearest
+the region's centre) told ``n``
 observations of its initial design, then ``--asks`` consecutive asks (each followed by its
 tell). The child reports the median, min and max seconds per ask and its peak memory: the
 process's peak resident set (``ru_maxrss``) and, on CUDA, ``torch.cuda.max_memory_allocated``.
@@ -37,16 +40,16 @@ HERE = Path(__file__).resolve().parent
 
 
 def run_cell(d: int, n: int, asks: int, device: str, dtype: str, threads: int,
-             max_model_points: int | None = 1000) -> dict:
+             max_model_points: int | None = 1000, problem_name: str = "planted") -> dict:
     """Time ``asks`` asks at (d, n) in this process; returns the cell's record."""
     import torch
 
     import bodi
-    from bodi.benchmarks import planted_binary
+    from bodi.benchmarks import ackley, planted_binary
 
     warnings.filterwarnings("ignore")
     torch.set_num_threads(threads)
-    problem = planted_binary(d, seed=0)
+    problem = planted_binary(d, seed=0) if problem_name == "planted" else ackley(d + 3)
     opt = bodi.BODi(problem.space, seed=0, n_init=n, device=device, dtype=dtype,
                     max_model_points=max_model_points)
     design = opt.ask(n)
@@ -81,12 +84,14 @@ def _commit() -> str | None:
 
 
 def _key(record: dict) -> tuple:
-    return (record["d"], record["n"], record["device"], record["dtype"], record["threads"],
-            record.get("max_model_points", 1000))
+    return (record.get("problem", "planted"), record["d"], record["n"], record["device"],
+            record["dtype"], record["threads"], record.get("max_model_points", 1000))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--problem", default="planted", choices=["planted", "ackley"],
+                        help="binary planted problem, or mixed Ackley (d bits + 3 continuous)")
     parser.add_argument("--dims", default="60,250,1000,4000")
     parser.add_argument("--n", default="100,500,1000,3000")
     parser.add_argument("--asks", type=int, default=3)
@@ -104,7 +109,7 @@ def main() -> None:
     if args.cell:
         d, n = (int(v) for v in args.cell.split(","))
         print(json.dumps(run_cell(d, n, args.asks, args.device, args.dtype, args.threads,
-                                  args.max_model_points or None)))
+                                  args.max_model_points or None, args.problem)))
         return
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -118,8 +123,8 @@ def main() -> None:
            "MKL_NUM_THREADS": str(args.threads)}
     for d in (int(v) for v in args.dims.split(",")):
         for n in (int(v) for v in args.n.split(",")):
-            cell = {"d": d, "n": n, "device": args.device, "dtype": args.dtype,
-                    "threads": args.threads, "asks": args.asks,
+            cell = {"problem": args.problem, "d": d, "n": n, "device": args.device,
+                    "dtype": args.dtype, "threads": args.threads, "asks": args.asks,
                     "max_model_points": args.max_model_points}
             if _key(cell) in done and not args.redo:
                 continue
@@ -127,7 +132,8 @@ def main() -> None:
             command = [sys.executable, __file__, "--cell", f"{d},{n}", "--asks", str(args.asks),
                        "--device", args.device, "--dtype", args.dtype,
                        "--threads", str(args.threads),
-                       "--max-model-points", str(args.max_model_points)]
+                       "--max-model-points", str(args.max_model_points),
+                       "--problem", args.problem]
             start = time.perf_counter()
             try:
                 child = subprocess.run(command, capture_output=True, text=True, env=env,
@@ -150,10 +156,9 @@ def main() -> None:
 
 def print_table(records) -> None:
     """The Markdown table of every recorded cell."""
-    print("| device | dtype | threads | d | n | model n | median s per ask | min-max "
-          "| peak RSS MB | peak CUDA MB |\n|---|---|---|---|---|---|---|---|---|---|")
-    for r in sorted(records, key=lambda r: (r["device"], r["dtype"], r["threads"],
-                                             r.get("max_model_points", 1000), r["d"], r["n"])):
+    print("| problem | device | dtype | threads | d | n | model n | median s per ask | min-max "
+          "| peak RSS MB | peak CUDA MB |\n|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in sorted(records, key=_key):
         if "error" in r:
             timing, spread, rss = r["error"], "", ""
         else:
@@ -162,7 +167,8 @@ def print_table(records) -> None:
             rss = f"{r['peak_rss_mb']:.0f}"
         cuda = f"{r['peak_cuda_mb']:.0f}" if "peak_cuda_mb" in r else ""
         model_n = r.get("model_n", "")
-        print(f"| {r['device']} | {r['dtype']} | {r['threads']} | {r['d']} | {r['n']} "
+        print(f"| {r.get('problem', 'planted')} | {r['device']} | {r['dtype']} "
+              f"| {r['threads']} | {r['d']} | {r['n']} "
               f"| {model_n} | {timing} | {spread} | {rss} | {cuda} |")
 
 
