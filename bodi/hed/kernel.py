@@ -106,10 +106,11 @@ class HammingEmbeddingKernel(Kernel):
         GPyTorch copies the ``active_dims`` of its inputs on every call, so the training inputs
         would be a new tensor, and miss :meth:`embed`'s memory, at every likelihood evaluation
         and every acquisition call (an ``O(n d m)`` product each time). The selections of the
-        last three inputs are remembered (while the same tensor, unmodified, as in
-        :meth:`embed`): an acquisition call selects from its candidates twice (covariance and
-        variance) and from the training inputs once, so three keep the training inputs'.
-        Inputs that require a gradient are copied afresh."""
+        last four inputs are remembered (while the same tensor, unmodified, as in
+        :meth:`embed`): an acquisition call selects from its candidates and from the training
+        inputs, and the local search from its parents and their neighbours in between; with
+        four, the training inputs of a mixed space are embedded once per ask (counted on
+        ackley53: 11 times with three). Inputs that require a gradient are copied afresh."""
         if self.active_dims is None:
             return X
         for entry in self._selections:
@@ -120,7 +121,7 @@ class HammingEmbeddingKernel(Kernel):
                 return Z
         Z = X.index_select(-1, self.active_dims.to(X.device))
         if not X.requires_grad:
-            self._selections = ((weakref.ref(X), X._version, Z), *self._selections[:2])
+            self._selections = ((weakref.ref(X), X._version, Z), *self._selections[:3])
         return Z
 
     def __call__(self, x1: Tensor, x2: Tensor | None = None, **params: Any) -> Any:

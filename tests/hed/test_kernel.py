@@ -175,12 +175,14 @@ def test_training_inputs_of_a_mixed_space_are_embedded_once(monkeypatch):
     monkeypatch.setattr(kernel_module, "onehot_embedding",
                         lambda Z, *args: embedded.append(len(Z)) or onehot(Z, *args))
     g = torch.Generator().manual_seed(5)
+    kernel = model.covar_module.kernels[0]
     with torch.no_grad():
         for _ in range(3):
+            parents = MIXED.sample(3, generator=g)
+            kernel.discrete_columns(parents)  # as the local search does between calls
             model.posterior(MIXED.sample(7, generator=g).unsqueeze(-2))
     assert embedded == [20, 7, 7, 7]  # the 20 training inputs once, each batch of 7 once
     X = model.train_inputs[0]
-    kernel = model.covar_module.kernels[0]
     assert kernel.discrete_columns(X) is kernel.discrete_columns(X)
     assert torch.equal(kernel.discrete_columns(X), X[:, MIXED.discrete_dims])
     before = kernel.discrete_columns(X)
