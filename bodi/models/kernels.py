@@ -177,8 +177,8 @@ class OverlapKernel(CategoricalKernel):
     one matrix product (:func:`weighted_mismatches`).
 
     The parent builds the ``N x M x d`` tensor of mismatches, and autograd keeps and replays
-    it at every evaluation of the fit loss; at ``n = 190``, ``d = 50`` a CASMOPOLITAN
-    suggestion took 4.3-5.7 s with it and 0.9-1.4 s with the product (docs/speed.md). Values
+    it at every evaluation of the fit loss; after 190 observations of labs50 a CASMOPOLITAN
+    suggestion took a median 9.5 s with it and 1.5 s with the product (docs/speed.md). Values
     and lengthscale gradients equal the parent's up to rounding (tested). The diagonal is
     computed without any ``N x N`` tensor; ``last_dim_is_batch`` takes the parent's path.
     """
