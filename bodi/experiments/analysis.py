@@ -158,6 +158,28 @@ def plot_results(
     return path
 
 
+def _partial(runs: dict[tuple[str, str, int], list[dict[str, Any]]]) -> set[tuple[str, str]]:
+    """``(problem, method)`` pairs with a run shorter than the problem's longest run.
+
+    Their final values come from fewer evaluations than the others', so they are not ranked
+    against them (compare them at an equal budget with ``evaluations``).
+    """
+    longest: dict[str, int] = defaultdict(int)
+    for (problem, _method, _seed), rows in runs.items():
+        longest[problem] = max(longest[problem], len(rows))
+    return {(p, m) for (p, m, _s), rows in runs.items() if len(rows) < longest[p]}
+
+
+def _ranked_finals(
+    runs: dict[tuple[str, str, int], list[dict[str, Any]]],
+) -> dict[str, dict[str, dict[int, float]]]:
+    """:func:`_finals` without the partial ``(problem, method)`` pairs of :func:`_partial`."""
+    partial = _partial(runs)
+    finals = _finals(runs)
+    return {p: {m: v for m, v in by_method.items() if (p, m) not in partial}
+            for p, by_method in finals.items()}
+
+
 def report(
     out: Outs,
     problems: Sequence[str] | None = None,
@@ -165,10 +187,16 @@ def report(
     evaluations: int | None = None,
 ) -> str:
     """Markdown table: per problem and method, final best (mean +- s.e.), mean rank over seeds,
-    median seconds per suggestion (model fit + acquisition; initial design excluded)."""
+    median seconds per suggestion (model fit + acquisition; initial design excluded).
+
+    A method whose runs on a problem are shorter than the problem's longest run (an unfinished
+    benchmark) is shown but marked ``partial`` instead of ranked, and left out of the ranks and
+    tests across problems: its final values come from fewer evaluations.
+    """
     runs, tasks = _load(out, problems, methods, evaluations)
     directions = {p: t["direction"] for p, t in tasks.items()}
     finals = _finals(runs)
+    ranked = _ranked_finals(runs)
     suggest: dict[tuple[str, str], list[float]] = defaultdict(list)
     lengths: dict[tuple[str, str], list[int]] = defaultdict(list)
     for (problem, method, _seed), rows in runs.items():
@@ -181,7 +209,7 @@ def report(
     ]
     for problem in [p for p in problems if p in finals] if problems else sorted(finals):
         sign = 1.0 if directions.get(problem) == "minimize" else -1.0
-        ranks = _mean_ranks(finals[problem], sign)
+        ranks = _mean_ranks(ranked[problem], sign) if ranked[problem] else {}
         order = [m for m in methods if m in finals[problem]] if methods else sorted(
             finals[problem])
         for method in order:
@@ -192,10 +220,16 @@ def report(
             lines.append(
                 f"| {problem} ({'min' if sign > 0 else 'max'}) | {method} | {seeds} | "
                 f"{min(lengths[problem, method])} | "
-                f"{mean:.4g} ± {se:.2g} | {ranks[method]:.2f} | {median} |"
+                f"{mean:.4g} ± {se:.2g} | "
+                f"{f'{ranks[method]:.2f}' if method in ranks else 'partial'} | {median} |"
             )
-    if len(finals) > 1 or any(len(v) > 1 for v in finals.values()):
-        lines += ["", _across_problems(finals, directions, problems, methods)]
+    partial = sorted(_partial(runs))
+    if partial:
+        lines += ["", "partial (not ranked; compare at an equal budget with `--evaluations`): "
+                  + ", ".join(f"{m} on {p}" for p, m in partial)]
+    ranked = {p: v for p, v in ranked.items() if v}
+    if len(ranked) > 1 or any(len(v) > 1 for v in ranked.values()):
+        lines += ["", _across_problems(ranked, directions, problems, methods)]
     return "\n".join(lines)
 
 
@@ -327,14 +361,14 @@ def plot_ranks(
     evaluations: int | None = None,
 ) -> Path:
     """MCBO's kind of rank figure: per method, its mean rank on each problem (dots) and the
-    mean over problems (bar), best first; ranks as in :func:`report`."""
+    mean over problems (bar), best first; ranks as in :func:`report` (partial runs left out)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     runs, tasks = _load(out, problems, methods, evaluations)
-    finals = _finals(runs)
+    finals = {p: v for p, v in _ranked_finals(runs).items() if v}
     per_method: dict[str, dict[str, float]] = defaultdict(dict)
     for problem, by_method in finals.items():
         sign = 1.0 if tasks[problem]["direction"] == "minimize" else -1.0

@@ -185,6 +185,28 @@ def test_report_ranks_across_problems_and_tests_the_winners_lead(tmp_path):
     assert ranks.stat().st_size > 10_000 and regret.stat().st_size > 10_000
 
 
+def test_report_does_not_rank_an_unfinished_method_against_finished_ones(tmp_path):
+    # "slow" stopped after 2 of 4 evaluations; its best so far (5) looks worse than it would
+    # be, so it is marked partial, left out of the ranks, and compared at an equal budget
+    store = ResultsStore(tmp_path)
+    values = {"fast": [9.0, 8.0, 1.0, 1.0], "slow": [6.0, 5.0], "other": [7.0, 7.0, 7.0, 2.0]}
+    for method, run in values.items():
+        for seed in (0, 1):
+            store.register("p", method, seed, "minimize", 0.0, 4, 1)
+            for value in run:
+                store.append("p", method, seed, "minimize", Evaluation({"x": 1}, value, 0.0, 0.0))
+    store.close()
+    table = report(tmp_path)
+    assert "| p (min) | slow | 2 | 2 | 5 ± 0 | partial |" in table
+    assert "| p (min) | fast | 2 | 4 | 1 ± 0 | 1.00 |" in table
+    assert "| p (min) | other | 2 | 4 | 2 ± 0 | 2.00 |" in table
+    assert "partial (not ranked" in table and "slow on p" in table
+    assert "| slow |" not in table.split("mean rank over problems")[1]
+    equal = report(tmp_path, evaluations=2)
+    assert "partial" not in equal and "| p (min) | slow | 2 | 2 | 5 ± 0 | 1.00 |" in equal
+    assert plot_ranks(tmp_path, tmp_path / "ranks.png").exists()
+
+
 def test_shift_report_compares_each_problem_with_its_twin(tmp_path):
     store = ResultsStore(tmp_path)
     finals = {("p", "a"): [1.0, 3.0], ("p-shifted", "a"): [1.5, 3.5],  # worse by 0.5 < s.e. 1
