@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import bodi
-from bodi.baselines.bounce import Bounce, Embedding, TrustRegion, _join
+from bodi.baselines.bounce import Bounce, Embedding, TrustRegion, _fit_gp, _join
 from bodi.benchmarks import get_problem
 from bodi.experiments.runner import run_benchmark
 from bodi.experiments.storage import ResultsStore
@@ -69,6 +69,29 @@ def test_split_keeps_every_point_where_it_was():
         emb.split(2, np.random.default_rng(3))
     assert all(len(b.params) == 1 for b in emb.bins)
     assert emb.target_dim == sum(b.size for b in emb.bins)
+
+
+def test_the_model_is_bounces_single_task_gp_with_a_one_pass_posterior():
+    # Bounce's mixture kernel, priors and likelihood; the candidates' posterior (b x 1 x dim,
+    # as analytic EI asks for it) equals BoTorch's SingleTaskGP with the same hyperparameters
+    from botorch.models import SingleTaskGP
+
+    from bodi.models.gp import HEDSingleTaskGP
+
+    emb = Embedding(MIXED, 5, np.random.default_rng(0))
+    X = (_random_target_points(emb, 30) + 1) / 2
+    y = torch.sin(3 * X).sum(-1)
+    y = (y - y.mean()) / y.std()
+    model = _fit_gp(X, y, emb)
+    assert isinstance(model, HEDSingleTaskGP)
+    reference = SingleTaskGP(X, y.unsqueeze(-1), covar_module=model.covar_module,
+                             likelihood=model.likelihood, mean_module=model.mean_module,
+                             outcome_transform=None).eval()
+    candidates = (_random_target_points(emb, 200, seed=1) + 1) / 2
+    fast = model.posterior(candidates.unsqueeze(1))
+    slow = reference.posterior(candidates.unsqueeze(1))
+    assert torch.allclose(fast.mean, slow.mean, atol=1e-9)
+    assert torch.allclose(fast.variance, slow.variance, atol=1e-9)
 
 
 def test_stage_budgets_and_trust_region_follow_bounce():
