@@ -170,14 +170,14 @@ def _partial(runs: dict[tuple[str, str, int], list[dict[str, Any]]]) -> set[tupl
     return {(p, m) for (p, m, _s), rows in runs.items() if len(rows) < longest[p]}
 
 
-def _ranked_finals(
-    runs: dict[tuple[str, str, int], list[dict[str, Any]]],
+def _ranked(
+    finals: dict[str, dict[str, dict[int, float]]], partial: set[tuple[str, str]],
 ) -> dict[str, dict[str, dict[int, float]]]:
-    """:func:`_finals` without the partial ``(problem, method)`` pairs of :func:`_partial`."""
-    partial = _partial(runs)
-    finals = _finals(runs)
-    return {p: {m: v for m, v in by_method.items() if (p, m) not in partial}
+    """``finals`` without the ``partial`` ``(problem, method)`` pairs (and without the problems
+    left with no method)."""
+    kept = {p: {m: v for m, v in by_method.items() if (p, m) not in partial}
             for p, by_method in finals.items()}
+    return {p: by_method for p, by_method in kept.items() if by_method}
 
 
 def report(
@@ -196,7 +196,8 @@ def report(
     runs, tasks = _load(out, problems, methods, evaluations)
     directions = {p: t["direction"] for p, t in tasks.items()}
     finals = _finals(runs)
-    ranked = _ranked_finals(runs)
+    partial = _partial(runs)
+    ranked = _ranked(finals, partial)
     suggest: dict[tuple[str, str], list[float]] = defaultdict(list)
     lengths: dict[tuple[str, str], list[int]] = defaultdict(list)
     for (problem, method, _seed), rows in runs.items():
@@ -209,7 +210,7 @@ def report(
     ]
     for problem in [p for p in problems if p in finals] if problems else sorted(finals):
         sign = 1.0 if directions.get(problem) == "minimize" else -1.0
-        ranks = _mean_ranks(ranked[problem], sign) if ranked[problem] else {}
+        ranks = _mean_ranks(ranked[problem], sign) if problem in ranked else {}
         order = [m for m in methods if m in finals[problem]] if methods else sorted(
             finals[problem])
         for method in order:
@@ -223,11 +224,9 @@ def report(
                 f"{mean:.4g} ± {se:.2g} | "
                 f"{f'{ranks[method]:.2f}' if method in ranks else 'partial'} | {median} |"
             )
-    partial = sorted(_partial(runs))
     if partial:
         lines += ["", "partial (not ranked; compare at an equal budget with `--evaluations`): "
-                  + ", ".join(f"{m} on {p}" for p, m in partial)]
-    ranked = {p: v for p, v in ranked.items() if v}
+                  + ", ".join(f"{m} on {p}" for p, m in sorted(partial))]
     if len(ranked) > 1 or any(len(v) > 1 for v in ranked.values()):
         lines += ["", _across_problems(ranked, directions, problems, methods)]
     return "\n".join(lines)
@@ -368,7 +367,7 @@ def plot_ranks(
     import matplotlib.pyplot as plt
 
     runs, tasks = _load(out, problems, methods, evaluations)
-    finals = {p: v for p, v in _ranked_finals(runs).items() if v}
+    finals = _ranked(_finals(runs), _partial(runs))
     per_method: dict[str, dict[str, float]] = defaultdict(dict)
     for problem, by_method in finals.items():
         sign = 1.0 if tasks[problem]["direction"] == "minimize" else -1.0
