@@ -1,4 +1,4 @@
-"""Seconds per GP fit with the closed-form Matérn-5/2 covariance against GPyTorch's kernel.
+"""Seconds per GP fit: bodi's closed-form fit loss against GPyTorch's kernel and likelihood.
 
 Usage:
     python benchmarks/fit_speed.py                          # d = 60, n = 100, 2 threads
@@ -6,12 +6,19 @@ Usage:
 
 A BODi on a binary planted problem is told ``n`` points of its design and asked once; the
 training data of its model are then fitted (``bodi.models.gp.fit_model``, m = 128, a new
-dictionary per fit) twice per dictionary, in the same process and on the same data: once with
-the fit loss's training covariance from :class:`bodi.models.gp._Matern52Covariance` (bodi's
-code), once from GPyTorch's ``MaternKernel`` (the reference, ``kernel(X).to_dense()``). It
-prints the median seconds of each and the final loss per point, ``-mll / n`` by GPyTorch, of
-the closed form minus the reference (the two differ in rounding only, so L-BFGS-B may end
-elsewhere along the likelihood's flat directions).
+dictionary per fit) three times per dictionary, in the same process and on the same data:
+
+* ``one step``: bodi's code, the whole loss and its gradient in
+  :class:`bodi.models.gp._MaternGPLoss`;
+* ``covariance``: the training covariance from :class:`bodi.models.gp._Matern52Covariance`,
+  the Gaussian density from :class:`bodi.models.gp._GaussianLogDensity` and the priors
+  through GPyTorch, joined by autograd (bodi's code before the one-step loss);
+* ``gpytorch``: as ``covariance``, but the covariance from GPyTorch's ``MaternKernel`` (the
+  reference, ``kernel(X).to_dense()``).
+
+It prints the median seconds of each and the final loss per point, ``-mll / n`` by GPyTorch,
+of each minus the reference (they differ in rounding only, so L-BFGS-B may end elsewhere along
+the likelihood's flat directions).
 Run it on an otherwise idle machine: the timings are wall-clock.
 """
 
@@ -53,29 +60,34 @@ def main() -> None:
     opt.tell(design, problem.evaluate(design).tolist())
     opt.ask()  # fits the model once: its training data are the fits' data
     X, Y = opt.model.train_inputs[0], opt.model.train_targets.unsqueeze(-1)
-    closed_form = gp._dense_train_covariance
-    paths = {"closed form": closed_form,
-             "gpytorch": lambda kernel, inputs: kernel(inputs).to_dense()}
+    closed_form, plan = gp._dense_train_covariance, gp.HEDSingleTaskGP._matern_loss_plan
+    paths = {"one step": (closed_form, plan),
+             "covariance": (closed_form, lambda model: None),
+             "gpytorch": (lambda kernel, inputs: kernel(inputs).to_dense(), lambda model: None)}
     seconds: dict[str, list[float]] = {name: [] for name in paths}
-    differences = []
+    differences: dict[str, list[float]] = {name: [] for name in paths}
     for seed in range(args.fits):
         dictionary = make_dictionary("diverse", 128, opt.space.cardinalities, seed=seed)
         loss = {}
-        for name, covariance in paths.items():
+        for name, (covariance, loss_plan) in paths.items():
             gp._dense_train_covariance = covariance  # the fit loss's training covariance
+            gp.HEDSingleTaskGP._matern_loss_plan = loss_plan  # None: not in one step
             try:
                 start = time.perf_counter()
                 model = gp.fit_model(gp.make_hed_model(X, Y, opt.space, dictionary))
                 seconds[name].append(time.perf_counter() - start)
             finally:
                 gp._dense_train_covariance = closed_form
+                gp.HEDSingleTaskGP._matern_loss_plan = plan
             loss[name] = _final_loss(model)
-        differences.append(loss["closed form"] - loss["gpytorch"])
-    print(f"d = {args.d}, n = {args.n}, {args.threads} threads, {args.fits} fits each: "
-          f"median s per fit, closed form {statistics.median(seconds['closed form']):.3f}, "
-          f"gpytorch {statistics.median(seconds['gpytorch']):.3f}; final loss per point, "
-          f"closed form - gpytorch: mean {statistics.mean(differences):+.5f} "
-          f"(min {min(differences):+.5f}, max {max(differences):+.5f})")
+        for name in paths:
+            differences[name].append(loss[name] - loss["gpytorch"])
+    print(f"d = {args.d}, n = {args.n}, {args.threads} threads, {args.fits} fits each")
+    for name in paths:
+        diff = differences[name]
+        print(f"  {name:10s} median s per fit {statistics.median(seconds[name]):.3f} "
+              f"(min {min(seconds[name]):.3f}); final loss per point minus gpytorch's: "
+              f"mean {statistics.mean(diff):+.5f} (min {min(diff):+.5f}, max {max(diff):+.5f})")
 
 
 if __name__ == "__main__":
