@@ -67,7 +67,7 @@ class ResultsStore:
             raise ValueError(f"output path {self.out} exists and is not a directory")
         self.out.mkdir(parents=True, exist_ok=True)
         try:
-            self._db = sqlite3.connect(self.path)
+            self._db = sqlite3.connect(self.path, timeout=60.0)  # another runner may be writing
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.executescript(SCHEMA)
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(tasks)")}
