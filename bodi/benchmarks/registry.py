@@ -2,7 +2,8 @@
 
 Names: ``labs<N>`` (e.g. ``labs50``), ``maxsat60`` (needs the frb10-6-4.wcnf file: ``wcnf=``),
 ``maxsat-random<N>``, ``maxsat-frb<N>`` (frb10-6-4's construction at ``N`` variables, a
-multiple of 6, e.g. ``maxsat-frb126``), ``pest``, ``ackley53``, ``svm53`` (optional ``csv=``),
+multiple of 6, e.g. ``maxsat-frb126``), ``pest`` and ``pest<N>`` (``N`` stages, e.g.
+``pest50``), ``ackley53``, ``svm53`` (optional ``csv=``),
 ``planted-binary<N>``, ``ackley<N>`` (``N - 3`` binary and 3 continuous parameters, e.g.
 ``ackley103``), and any of these followed by ``-shifted``; then optionally by ``-atmost<K>``
 (at most ``K`` binary parameters on, e.g. ``svm53-atmost10``; :mod:`bodi.benchmarks.constrained`).
@@ -31,7 +32,7 @@ PROBLEMS: tuple[str, ...] = (
 )
 #: Families with a size ``N``.
 PATTERNS: tuple[str, ...] = (
-    "labs<N>", "maxsat-random<N>", "maxsat-frb<N>", "planted-binary<N>", "ackley<N>",
+    "labs<N>", "maxsat-random<N>", "maxsat-frb<N>", "planted-binary<N>", "ackley<N>", "pest<N>",
 )
 
 _FAMILIES: dict[str, tuple[int, Callable[[int], Problem]]] = {
@@ -40,6 +41,7 @@ _FAMILIES: dict[str, tuple[int, Callable[[int], Problem]]] = {
     "maxsat-frb": (12, frb_maxsat),
     "planted-binary": (1, planted_binary),
     "ackley": (4, ackley),
+    "pest": (1, lambda stages: pest(stages=stages)),
 }
 
 
@@ -82,7 +84,7 @@ def _base_problem(base: str, name: str, wcnf, csv) -> Problem:
         return pest()
     if base == "svm53":
         return svm53(csv)
-    match = re.fullmatch(r"(labs|maxsat-random|maxsat-frb|planted-binary|ackley)(\d+)", base)
+    match = re.fullmatch(r"(labs|maxsat-random|maxsat-frb|planted-binary|ackley|pest)(\d+)", base)
     if match:
         family, size = match.group(1), int(match.group(2))
         minimum, factory = _FAMILIES[family]

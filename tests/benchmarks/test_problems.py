@@ -294,7 +294,7 @@ def test_random_maxsat_deterministic_and_round_trip(tmp_path):
 
 # ------------------------------------------------------------------------------- Pest Control
 def reference_pest(x: list[int], seed: int = 0) -> float:
-    """The spec's loop, verbatim."""
+    """The spec's loop, verbatim (over ``len(x)`` stages: 25 in the spec)."""
     price = {1: 1.0, 2: 0.8, 3: 0.7, 4: 0.5}
     discount = {1: 0.2, 2: 0.3, 3: 0.3, 4: 0.0}
     beta = {1: 2.0 / 7.0, 2: 3.0 / 7.0, 3: 3.0 / 7.0, 4: 5.0 / 7.0}
@@ -302,14 +302,15 @@ def reference_pest(x: list[int], seed: int = 0) -> float:
     xs = np.array(x)
     p = np.random.RandomState(seed).beta(1.0, 30.0, size=100)
     paid = above = 0.0
-    for t in range(25):
+    stages = len(x)
+    for t in range(stages):
         spread = np.random.RandomState(seed).beta(1.0, 17.0 / 3.0, size=100)
         k = int(xs[t])
         if k > 0:
             control = np.random.RandomState(seed).beta(1.0, beta[k], size=100)
             p_next = (1.0 - control) * p
-            beta[k] += tolerance[k] / 25.0
-            paid += price[k] * (1.0 - discount[k] / 25.0 * float(np.sum(xs == k)))
+            beta[k] += tolerance[k] / float(stages)
+            paid += price[k] * (1.0 - discount[k] / float(stages) * float(np.sum(xs == k)))
         else:
             p_next = spread * (1 - p) + p
         above += np.sum(p > 0.1) / 100.0
@@ -338,6 +339,23 @@ def test_pest_vectorised_matches_reference_loop():
     assert torch.allclose(other, torch.tensor(
         [reference_pest([int(v) for v in row], seed=3) for row in X[:3].tolist()],
         dtype=DTYPE), atol=1e-10)
+
+
+def test_pest_with_more_stages_follows_the_same_loop():
+    problem = get_problem("pest50")
+    assert problem.name == "pest50" and problem.space.dim == 50
+    X = problem.space.sample(6, gen(7))
+    expected = [reference_pest([int(v) for v in row]) for row in X.tolist()]
+    assert torch.allclose(problem.evaluate_encoded(X), torch.tensor(expected, dtype=DTYPE),
+                          atol=1e-10)
+    published = pest().space.sample(5, gen(8))  # pest25 is the published pest
+    assert torch.equal(pest(stages=25).evaluate_encoded(published),
+                       pest().evaluate_encoded(published))
+    assert get_problem("pest25").name == "pest"
+    assert get_problem("pest50-shifted").space.dim == 50
+    for bad in (0, -3, 2.5, True):
+        with pytest.raises(ValueError, match="stages"):
+            pest(stages=bad)
 
 
 # ------------------------------------------------------------------------------------ Ackley53
