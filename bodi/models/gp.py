@@ -270,15 +270,10 @@ def _dense_train_covariance(kernel: Kernel, X: Tensor) -> Tensor:
     if isinstance(kernel, ProductKernel):
         factors = [_dense_train_covariance(k, X) for k in kernel.kernels]
         return math.prod(factors[1:], start=factors[0])
-    hed = isinstance(kernel, HammingEmbeddingKernel)
-    matern = kernel.base_kernel if hed else kernel
+    matern = _matern_of(kernel)
     if X.requires_grad or not _is_plain_matern52(matern):
         return kernel(X).to_dense()
-    if hed:
-        return _Matern52Covariance.apply(kernel.embed(kernel.discrete_columns(X)),
-                                         matern.lengthscale)
-    columns = X if kernel.active_dims is None else X[..., kernel.active_dims.to(X.device)]
-    return _Matern52Covariance.apply(columns, matern.lengthscale)
+    return _Matern52Covariance.apply(_factor_inputs(kernel, X), matern.lengthscale)
 
 
 class HEDSingleTaskGP(SingleTaskGP):
@@ -349,11 +344,10 @@ class HEDSingleTaskGP(SingleTaskGP):
         if (type(self.mean_module) is not ConstantMean or type(noise) is not HomoskedasticNoise
                 or type(self.likelihood) is not GaussianLikelihood
                 or noise.noise.numel() != 1 or self.mean_module.constant.numel() != 1
-                or not all(_is_plain_matern52(_matern_of(k)) and (
-                    type(k) is MaternKernel or type(k) is HammingEmbeddingKernel)
-                    for k in factors)):
+                or not all(type(k) in (MaternKernel, HammingEmbeddingKernel)
+                           and _is_plain_matern52(_matern_of(k)) for k in factors)):
             return None
-        maternels = [_matern_of(k) for k in factors]
+        factor_of = {id(_matern_of(k)): i for i, k in enumerate(factors)}  # Matérn -> factor
         priors: list[LogNormalPrior | None] = [None] * len(factors)
         noise_prior = None
         for name, module, prior, _, _ in self.named_priors():
@@ -363,8 +357,8 @@ class HEDSingleTaskGP(SingleTaskGP):
                 return None
             if module is noise and leaf == "noise_prior":
                 noise_prior = prior
-            elif leaf == "lengthscale_prior" and any(module is m for m in maternels):
-                priors[next(i for i, m in enumerate(maternels) if m is module)] = prior
+            elif leaf == "lengthscale_prior" and id(module) in factor_of:
+                priors[factor_of[id(module)]] = prior
             else:
                 return None
         return factors, tuple(priors), noise_prior
