@@ -245,7 +245,8 @@ def _across_problems(
     runner-up is tested on the seeds both ran, paired (same seed, same initial design): a
     one-sided paired t-test, the lead counting as larger than the noise when ``p < 0.05``.
     Equal best means (for instance, two methods at the optimum on every seed) are a tie: no
-    one wins that problem.
+    one wins that problem. Nor does it have a winner when the two ran different seeds and the
+    best mean is level with or behind the runner-up on the seeds they share.
     """
     from scipy import stats
 
@@ -268,9 +269,13 @@ def _across_problems(
             rows.append(f"| {problem} | {winner} = {second} (tie) | - | 0 | {len(seeds)} "
                         "| - | no |")
             continue
-        wins[winner] += 1
         lead = np.array([sign * (finals[problem][second][s] - finals[problem][winner][s])
                          for s in seeds])
+        if len(lead) and lead.mean() <= 0:  # ahead on its own seeds, not on the shared ones
+            rows.append(f"| {problem} | {winner} | {second} | {lead.mean():.4g} | {len(seeds)} "
+                        "| - | no: level or behind on the shared seeds |")
+            continue
+        wins[winner] += 1
         if len(lead) >= 2 and np.ptp(lead) > 0:
             p = float(stats.ttest_1samp(lead, 0.0, alternative="greater").pvalue)
         else:

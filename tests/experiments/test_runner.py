@@ -185,6 +185,20 @@ def test_report_ranks_across_problems_and_tests_the_winners_lead(tmp_path):
     assert ranks.stat().st_size > 10_000 and regret.stat().st_size > 10_000
 
 
+def test_report_names_no_winner_that_is_behind_on_the_shared_seeds(tmp_path):
+    # "a" ran seeds 0-1, "b" seeds 0-3: a's mean (2) beats b's (5), but on the seeds both ran
+    # b is ahead (1 < 2), so the problem has no winner and the lead is not called a win
+    store = ResultsStore(tmp_path)
+    for method, values in {"a": [2.0, 2.0], "b": [1.0, 1.0, 9.0, 9.0]}.items():
+        for seed, value in enumerate(values):
+            store.register("p", method, seed, "minimize", 0.0, 1, 1)
+            store.append("p", method, seed, "minimize", Evaluation({"x": 1}, value, 0.0, 0.0))
+    store.close()
+    table = report(tmp_path)
+    assert "| p | a | b | -1 | 2 | - | no: level or behind on the shared seeds |" in table
+    assert "| a | 2.00 | 1 | 0 |" in table and "| b | 1.00 | 1 | 0 |" in table
+
+
 def test_report_does_not_rank_an_unfinished_method_against_finished_ones(tmp_path):
     # "slow" stopped after 2 of 4 evaluations; its best so far (5) looks worse than it would
     # be, so it is marked partial, left out of the ranks, and compared at an equal budget
