@@ -47,7 +47,7 @@ def main() -> None:
     problems = [p for p in args.problems.split(",") if p]
     # one worker: one problem at a time, so an interrupted run leaves whole rows; several
     # workers: all problems of a method at once, so that no worker waits for a problem's last
-    # seeds (on 16 cores, 15 Bounce and 15 CASMOPOLITAN runs took about 25 minutes together)
+    # seeds
     groups = [[p] for p in problems] if args.workers <= 1 else [problems]
     for method in [m for m in args.methods.split(",") if m]:
         for group in groups:

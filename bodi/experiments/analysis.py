@@ -272,17 +272,16 @@ def _across_problems(
         lead = np.array([sign * (finals[problem][second][s] - finals[problem][winner][s])
                          for s in seeds])
         if len(lead) and lead.mean() <= 0:  # ahead on its own seeds, not on the shared ones
-            rows.append(f"| {problem} | {winner} | {second} | {lead.mean():.4g} | {len(seeds)} "
-                        "| - | no: level or behind on the shared seeds |")
-            continue
-        wins[winner] += 1
-        if len(lead) >= 2 and np.ptp(lead) > 0:
-            p = float(stats.ttest_1samp(lead, 0.0, alternative="greater").pvalue)
+            p_text, verdict = "-", "no: level or behind on the shared seeds"
         else:
-            p = 0.0 if len(lead) >= 2 and lead.mean() > 0 else math.nan
-        verdict = "yes" if p < 0.05 else "no"
+            wins[winner] += 1
+            if len(lead) >= 2 and np.ptp(lead) > 0:
+                p = float(stats.ttest_1samp(lead, 0.0, alternative="greater").pvalue)
+            else:
+                p = 0.0 if len(lead) >= 2 and lead.mean() > 0 else math.nan
+            p_text, verdict = f"{p:.3g}", "yes" if p < 0.05 else "no"
         rows.append(f"| {problem} | {winner} | {second} | {lead.mean():.4g} | {len(seeds)} "
-                    f"| {p:.3g} | {verdict} |")
+                    f"| {p_text} | {verdict} |")
     method_order = [m for m in methods if m in ranks] if methods else sorted(
         ranks, key=lambda m: statistics.mean(ranks[m]))
     out = ["| method | mean rank over problems | problems | problems won |", "|---|---|---|---|"]
