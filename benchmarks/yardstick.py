@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from bodi.experiments.runner import expand_seeds, run_benchmark
+from bodi.optimizers.registry import split_methods
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = [
@@ -49,7 +50,7 @@ def main() -> None:
     # workers: all problems of a method at once, so that no worker waits for a problem's last
     # seeds
     groups = [[p] for p in problems] if args.workers <= 1 else [problems]
-    for method in [m for m in args.methods.split(",") if m]:
+    for method in split_methods(args.methods):
         for group in groups:
             start = time.perf_counter()
             run_benchmark(group, [method], expand_seeds(args.seeds), budget=BUDGET,

@@ -17,6 +17,7 @@ from bodi.benchmarks import planted_binary, planted_categorical, planted_mixed
 from bodi.extras import MissingExtraError, require
 from bodi.initial_design import DESIGNS
 from bodi.minimize import minimize
+from bodi.optimizers.registry import split_methods
 
 DEMO_PROBLEMS = {
     "binary": lambda seed: planted_binary(30, seed=seed),
@@ -85,7 +86,7 @@ def _bench(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     store = run_benchmark(
         [p.strip() for p in problems.split(",") if p.strip()],
-        [m.strip() for m in _split_methods(args.methods)],
+        [m.strip() for m in split_methods(args.methods)],
         expand_seeds(args.seeds),
         budget=args.budget, n_init=args.n_init, out=args.out, scheduler=args.scheduler,
         n_workers=args.workers, wcnf=args.wcnf, csv=args.csv, progress=not args.quiet,
@@ -101,23 +102,10 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def _split_methods(text: str) -> list[str]:
-    """Split on commas outside brackets: ``bodi[m=32,dictionary=wavelet],random``."""
-    parts, depth, current = [], 0, ""
-    for char in text:
-        depth += (char == "[") - (char == "]")
-        if char == "," and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += char
-    return [p for p in [*parts, current] if p.strip()]
-
-
 def _names(text: str | None, methods: bool = False) -> list[str] | None:
     if not text:
         return None
-    return _split_methods(text) if methods else [p.strip() for p in text.split(",") if p.strip()]
+    return split_methods(text) if methods else [p.strip() for p in text.split(",") if p.strip()]
 
 
 def _plot(args: argparse.Namespace) -> int:

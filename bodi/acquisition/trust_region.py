@@ -15,6 +15,13 @@ consecutive improvements both the radius and the box grow by ``multiplier``; aft
 by the acquisition function over the whole space (a guided restart) and a new region grows around
 it. :func:`trust_region_state` replays that rule over a study's values, so the state is a pure
 function of the history (a resumed or rebuilt optimizer continues identically).
+
+``schedule="geometric"`` is Bounce's rule instead (Papenmeier et al., NeurIPS 2023): every
+non-improving step shrinks the radius ``r`` (a real number; the region's radius is
+``floor(r)``) and the box by ``gamma = (min_radius / r) ** (1 / left)``, every improving step
+grows them by ``1 / gamma``, where ``left = horizon - (steps since the region began)`` (at least
+1). With only failures the region shrinks to ``min_radius`` in ``horizon`` steps; a failure
+that leaves it there restarts it (Bounce's region terminates at length 1).
 """
 
 from __future__ import annotations
@@ -27,6 +34,9 @@ import torch
 from torch import Tensor
 
 from bodi.space import DTYPE, NeighbourMoves, SearchSpace
+
+#: the size rules of :class:`TrustRegionSettings`
+TRUST_REGION_SCHEDULES = ("tolerance", "geometric")
 
 
 @dataclass(frozen=True)
@@ -45,8 +55,19 @@ class TrustRegionSettings:
     multiplier: float = 1.5
     #: an improvement must exceed ``relative_improvement * |best|``
     relative_improvement: float = 1e-3
+    #: ``"tolerance"`` (CASMOPOLITAN's rule above) or ``"geometric"`` (Bounce's rule)
+    schedule: str = "tolerance"
+    #: the geometric schedule's steps from ``init_radius`` to ``min_radius`` with no success
+    horizon: int = 100
 
     def __post_init__(self) -> None:
+        if self.schedule not in TRUST_REGION_SCHEDULES:
+            raise ValueError(f"unknown trust region schedule {self.schedule!r}; choose one of "
+                             f"{list(TRUST_REGION_SCHEDULES)}")
+        if isinstance(self.horizon, bool) or not isinstance(self.horizon, int) or (
+                self.horizon < 1):
+            raise ValueError(f"the trust region horizon must be a positive integer, got "
+                             f"{self.horizon!r}")
         if not 1 <= self.min_radius <= self.init_radius <= self.max_radius:
             raise ValueError("trust region radii must satisfy 1 <= min <= init <= max")
         if not 0 < self.min_length <= self.init_length <= self.max_length:
@@ -65,7 +86,7 @@ class TrustRegionState:
     means the region has just restarted and the next point is chosen globally.
     """
 
-    radius: int
+    radius: float
     length: float
     successes: int = 0
     failures: int = 0
@@ -92,11 +113,24 @@ def trust_region_state(
         if index < n_init or state.best is None:
             state.best = value if state.best is None else max(state.best, value)
             continue
-        if value > state.best + settings.relative_improvement * abs(state.best):
+        improved = value > state.best + settings.relative_improvement * abs(state.best)
+        state.best = max(state.best, value)
+        if settings.schedule == "geometric":
+            left = max(1, settings.horizon - (index - max(state.start, n_init)))
+            gamma = (settings.min_radius / max(state.radius, settings.min_radius)) ** (1 / left)
+            factor = 1 / gamma if improved else gamma
+            state.radius = min(state.radius * factor, max_radius)
+            state.length = min(state.length * factor, settings.max_length)
+            if state.radius < settings.min_radius or (
+                    not improved and state.radius <= settings.min_radius + 1e-9
+            ) or state.length < settings.min_length:  # Bounce: terminated at length 1
+                state = TrustRegionState(init_radius, settings.init_length, start=None,
+                                         restarts=state.restarts + 1)
+            continue
+        if improved:
             state.successes, state.failures = state.successes + 1, 0
         else:
             state.successes, state.failures = 0, state.failures + 1
-        state.best = max(state.best, value)
         if state.successes == settings.success_tolerance:
             state.radius = min(int(state.radius * settings.multiplier), max_radius)
             state.length = min(state.length * settings.multiplier, settings.max_length)

@@ -38,6 +38,7 @@ def propose(
     completed: Sequence[tuple[Mapping[str, Any], float | Sequence[float]]],
     failed: Sequence[Mapping[str, Any]],
     pending: Sequence[Mapping[str, Any]],
+    constraints: Sequence[Sequence[float]] | None = None,
 ) -> dict[str, Any] | None:
     """Rebuild BODi from bodi-valued observations and ask one configuration (host values).
 
@@ -46,14 +47,20 @@ def propose(
     is a sequence with one number per objective).
     ``pending`` configurations become pending trials, i.e. qLogNEI pending points (and, in a
     discrete space, configurations never proposed again). Returns ``None`` when a finite space
-    has no configuration left.
+    has no configuration left. ``constraints``, if given, holds each completed configuration's
+    outcome-constraint values (``c`` numbers, feasible when all are ``<= 0``): BODi then models
+    them (``outcome_constraints=c``).
     """
     space = SearchSpace([codec.parameter for codec in codecs])
+    n_constraints = len(constraints[0]) if constraints else 0
     # n_init=0: the host framework's start-up trials are the initial design
-    opt = BODi(space, seed=seed, direction=direction, n_init=0, **options)
-    finite = [(p, v) for p, v in completed if _finite(v)]
-    if finite:
-        opt.tell([p for p, _ in finite], [v for _, v in finite])
+    opt = BODi(space, seed=seed, direction=direction, n_init=0,
+               outcome_constraints=n_constraints, **options)
+    rows = [(p, v, constraints[i] if constraints else None)
+            for i, (p, v) in enumerate(completed) if _finite(v)]
+    if rows:
+        opt.tell([p for p, _, _ in rows], [v for _, v, _ in rows],
+                 constraints=[c for _, _, c in rows] if n_constraints else None)
     for params, value in completed:
         if not _finite(value):
             opt.tell_failure(params, f"value {value}")

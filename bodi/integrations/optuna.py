@@ -30,6 +30,14 @@ How a suggestion is made (``sample_relative``):
 
   BODi's seed is derived from ``(seed, trial.number)``; ``trial.number`` is the number of trials
   created before the current one.
+* With ``constraints_func`` (as Optuna's TPE, GP and NSGA-II samplers take it), its values are
+  stored with each COMPLETE or PRUNED trial (Optuna's ``"constraints"`` system attribute, so
+  that ``study.best_trials`` honours them too) and BODi models them as outcome constraints
+  (feasible when every value is ``<= 0``; constrained qLogNEI). Trials without stored values
+  (e.g. added with ``study.add_trial``) are left out of the model.
+* A finite space whose every configuration is evaluated or pending has nothing new to propose:
+  the sampler then proposes the best COMPLETE configuration again (a repeat is unavoidable;
+  re-measuring the best is the most useful one when the objective is noisy).
 * The proposal is written to the trial's system attributes (``bodi:params:<chunk>`` and
   ``bodi:params:chunks``), so that concurrent workers (threads, or processes sharing an RDB
   storage) see it as a pending point at once. After storing it, the sampler checks that no other
@@ -41,7 +49,9 @@ How a suggestion is made (``sample_relative``):
 
 The sampler holds no state about the study, so it works with ``n_jobs > 1`` and with several
 processes sharing one storage. In one process a lock serializes suggestions, so a thread always
-sees the other threads' proposals.
+sees the other threads' proposals. ``reseed_rng`` (which Optuna calls in each thread of
+``n_jobs > 1``) draws a new seed, as Optuna's samplers do; such a study is not reproducible
+anyway, since its threads race.
 
 ``sample_independent`` uses a :class:`optuna.samplers.RandomSampler` seeded from
 ``(seed, trial.number, parameter name)``: reproducible, and different in every trial, even for
@@ -59,7 +69,7 @@ require("optuna", "bodi.integrations.optuna", "optuna")  # before the imports it
 import json
 import threading
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -126,6 +136,9 @@ class BODiSampler(BaseSampler):
         n_startup_trials: number of COMPLETE trials sampled at random before BODi takes over.
         use_pruned_intermediate_values: tell a PRUNED trial's last intermediate value as its
             value (default: PRUNED trials are failures, excluded from the model).
+        constraints_func: ``f(trial) -> sequence of floats``, outcome constraints that hold
+            when every value is ``<= 0`` (Optuna's convention), called after each COMPLETE or
+            PRUNED trial.
         **bodi_options: keyword options of :class:`bodi.BODi` (``dictionary_size``,
             ``dictionary``, ``acquisition``, ``num_restarts``, ``raw_samples``, ...; not
             ``n_init``: the start-up trials are the initial design).
@@ -137,6 +150,7 @@ class BODiSampler(BaseSampler):
         n_startup_trials: int = 10,
         *,
         use_pruned_intermediate_values: bool = False,
+        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
         **bodi_options: Any,
     ) -> None:
         if seed is None:
@@ -152,6 +166,9 @@ class BODiSampler(BaseSampler):
         self._seed = int(seed)
         self._n_startup_trials = n_startup_trials
         self._use_pruned = bool(use_pruned_intermediate_values)
+        if constraints_func is not None and not callable(constraints_func):
+            raise ValueError(f"constraints_func must be callable, got {constraints_func!r}")
+        self._constraints_func = constraints_func
         self._bodi_options = check_bodi_options(bodi_options, "BODiSampler")
         self._lock = threading.Lock()
 
@@ -165,7 +182,18 @@ class BODiSampler(BaseSampler):
         self._lock = threading.Lock()
 
     def reseed_rng(self) -> None:
-        """Nothing to do: every random draw is derived from ``(seed, trial.number)``."""
+        """A new seed from the operating system's entropy (Optuna calls this in each thread of
+        ``n_jobs > 1``). Every draw derives from ``(seed, trial.number)``, so without a reseed
+        the threads would still differ; the new seed is Optuna's documented contract."""
+        self._seed = int(np.random.SeedSequence().generate_state(1)[0])
+
+    def after_trial(self, study: Study, trial: FrozenTrial, state: TrialState,
+                    values: Sequence[float] | None) -> None:
+        """Store ``constraints_func``'s values with a COMPLETE or PRUNED trial."""
+        if self._constraints_func is not None:
+            from optuna.samplers._base import _process_constraints_after_trial
+
+            _process_constraints_after_trial(self._constraints_func, study, trial, state)
 
     # ------------------------------------------------------------- relative sampling
     def infer_relative_search_space(
@@ -193,7 +221,8 @@ class BODiSampler(BaseSampler):
             for attempt in range(MAX_ATTEMPTS):
                 if attempt:
                     trials = study.get_trials(deepcopy=False)
-                completed, failed, pending = self._observations(codecs, trials, trial.number)
+                completed, constraints, failed, pending = self._observations(
+                    codecs, trials, trial.number)
                 keys = (self._seed, trial.number, attempt) if attempt else (
                     self._seed, trial.number)
                 params = propose(
@@ -204,9 +233,10 @@ class BODiSampler(BaseSampler):
                     completed=completed,
                     failed=failed,
                     pending=pending,
+                    constraints=constraints,
                 )
                 if params is None:  # a finite space with every configuration used
-                    return {}
+                    return self._best_complete(study, search_space)
                 _store_proposal(study, trial, params)
                 # Another process may have stored the same proposal meanwhile: then ask again,
                 # with that one pending. (Each checks after storing, so two concurrent proposals
@@ -224,10 +254,37 @@ class BODiSampler(BaseSampler):
                     return True
         return False
 
+    @staticmethod
+    def _best_complete(study: Study, search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
+        """The parameters (of ``search_space``) of the best COMPLETE trial that has them all
+        (with several objectives, the first of the Pareto front); ``{}`` if none."""
+        complete = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+                    if all(name in t.params for name in search_space)]
+        if not complete:
+            return {}
+        if study._is_multi_objective():
+            front = {t.number for t in study.best_trials}
+            best = next((t for t in complete if t.number in front), complete[0])
+        else:
+            pick = max if study.direction == StudyDirection.MAXIMIZE else min
+            best = pick(complete, key=lambda t: t.value)
+        return {name: best.params[name] for name in search_space}
+
+    def _constraints(self, trial: FrozenTrial) -> list[float] | None:
+        """A trial's stored constraint values (``None``: none stored)."""
+        from optuna.study._constrained_optimization import _CONSTRAINTS_KEY
+
+        values = trial.system_attrs.get(_CONSTRAINTS_KEY)
+        return None if values is None else [float(v) for v in values]
+
     def _observations(
         self, codecs: Sequence[Codec], trials: Sequence[FrozenTrial], current: int
-    ) -> tuple[list[tuple[dict, float]], list[dict], list[dict]]:
-        completed, failed, pending = [], [], []
+    ) -> tuple[list[tuple[dict, float]], list[list[float]] | None, list[dict], list[dict]]:
+        """The study as bodi-valued observations: completed ``(params, value)`` pairs, their
+        constraint values (``None`` without ``constraints_func``), failed and pending
+        configurations."""
+        completed, constraints, failed, pending = [], [], [], []
+        constrained = self._constraints_func is not None
         for t in trials:
             if t.number == current:
                 continue
@@ -239,18 +296,22 @@ class BODiSampler(BaseSampler):
             params = to_bodi(codecs, t.params)
             if params is None:
                 continue
+            value = None
             if t.state == TrialState.COMPLETE:
-                completed.append((params, float(t.value) if len(t.values) == 1
-                                  else [float(v) for v in t.values]))
-            elif t.state == TrialState.FAIL:
-                failed.append(params)
-            elif t.state == TrialState.PRUNED:
-                if self._use_pruned and t.intermediate_values:
-                    step = max(t.intermediate_values)
-                    completed.append((params, float(t.intermediate_values[step])))
-                else:
+                value = float(t.value) if len(t.values) == 1 else [float(v) for v in t.values]
+            elif t.state == TrialState.PRUNED and self._use_pruned and t.intermediate_values:
+                value = float(t.intermediate_values[max(t.intermediate_values)])
+            if value is None:
+                if t.state in (TrialState.FAIL, TrialState.PRUNED):
                     failed.append(params)
-        return completed, failed, pending
+                continue
+            limits = self._constraints(t) if constrained else None
+            if constrained and (limits is None or (constraints and len(limits) != len(
+                    constraints[0]))):
+                continue  # no constraint values stored (or another number of them)
+            completed.append((params, value))
+            constraints.append(limits)
+        return completed, constraints if constrained and constraints else None, failed, pending
 
     # ---------------------------------------------------------- independent sampling
     def sample_independent(

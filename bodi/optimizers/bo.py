@@ -164,8 +164,11 @@ class GPOptimizer(ModelBasedOptimizer):
             raise ValueError(
                 f"unknown acquisition {acquisition!r}; choose one of {list(ACQUISITIONS)}"
             )
-        if isinstance(trust_region, dict):  # as stored with a study
-            trust_region = TrustRegionSettings(**trust_region)
+        if isinstance(trust_region, dict):  # as stored with a study, or from a method spec
+            try:
+                trust_region = TrustRegionSettings(**trust_region)
+            except TypeError as err:
+                raise ValueError(f"trust_region: {err}") from err
         if not isinstance(trust_region, bool | TrustRegionSettings):
             raise ValueError(f"trust_region must be a bool or TrustRegionSettings, got "
                              f"{trust_region!r}")
@@ -213,6 +216,16 @@ class GPOptimizer(ModelBasedOptimizer):
         **ModelBasedOptimizer.legacy_settings, "dtype": "float64", "ref_point": None,
         "max_model_points": None,
     }
+
+    @classmethod
+    def complete_settings(cls, stored: dict[str, Any]) -> dict[str, Any]:
+        """Stored settings completed, the trust region's with the fields an older study did
+        not record."""
+        settings = super().complete_settings(stored)
+        if isinstance(settings.get("trust_region"), dict):
+            settings["trust_region"] = dict(
+                TrustRegionSettings(**settings["trust_region"]).__dict__)
+        return settings
 
     @property
     def device(self) -> torch.device:

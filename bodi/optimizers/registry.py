@@ -3,7 +3,9 @@
 A method spec is a name with optional keyword options in brackets, e.g. ``bodi``,
 ``bodi[m=32]`` or ``bodi[dictionary=wavelet,m=64]``. Options are the keyword arguments of the
 method's optimizer class (``m`` is short for ``dictionary_size``); values are parsed as int,
-float, bool (``true``/``false``) or string. A stored study names its optimizer by class name
+float, bool (``true``/``false``) or string; a dotted key sets one field of a dict option
+(``bodi[trust_region.schedule=geometric]`` passes ``trust_region={"schedule": "geometric"}``).
+A stored study names its optimizer by class name
 (``"BODi"``, ``"CASMOPOLITAN"``, ...), which :func:`optimizer_class` resolves.
 
 Classes are imported when first needed, so the registry costs nothing at ``import bodi`` and
@@ -107,6 +109,21 @@ def multi_objective_method_names() -> list[str]:
             if getattr(method.load(), "supports_multi_objective", False)]
 
 
+def split_methods(text: str) -> list[str]:
+    """Method specs from a comma-separated list, split on commas outside brackets:
+    ``"bodi[m=32,dictionary=wavelet],random"`` -> ``["bodi[m=32,dictionary=wavelet]",
+    "random"]``."""
+    parts, depth, current = [], 0, ""
+    for char in text:
+        depth += (char == "[") - (char == "]")
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    return [p.strip() for p in [*parts, current] if p.strip()]
+
+
 def parse_method(spec: str) -> tuple[str, dict[str, Any]]:
     """``"bodi[m=32]"`` -> ``("bodi", {"dictionary_size": 32})``; errors name the problem."""
     match = _SPEC.match(spec) if isinstance(spec, str) else None
@@ -120,7 +137,15 @@ def parse_method(spec: str) -> tuple[str, dict[str, Any]]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"method {spec!r}: option {item!r} is not key=value")
-        options[ALIASES.get(key.strip(), key.strip())] = _value(value)
+        key, dot, field_name = key.strip().partition(".")
+        key = ALIASES.get(key, key)
+        if not dot:
+            options[key] = _value(value)
+        elif not isinstance(options.setdefault(key, {}), dict) or not field_name.strip():
+            raise ValueError(f"method {spec!r}: option {item!r} sets a field of {key!r}, "
+                             "which is not a dict of fields")
+        else:
+            options[key][field_name.strip()] = _value(value)
     return name, options
 
 

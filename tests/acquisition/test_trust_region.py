@@ -82,6 +82,22 @@ def test_size_rule_expands_shrinks_and_restarts():
     assert state.start == len(values) and state.best == -5.0
 
 
+def test_geometric_schedule_reaches_the_minimum_radius_after_horizon_failures():
+    settings = TrustRegionSettings(init_radius=10, schedule="geometric", horizon=20)
+    start = [0.0, 1.0]  # the initial design
+    halfway = trust_region_state(start + [0.0] * 10, 2, settings, n_discrete=50)
+    assert halfway.radius == pytest.approx(10 ** 0.5) and halfway.restarts == 0
+    state = trust_region_state(start + [0.0] * 19, 2, settings, n_discrete=50)
+    assert 1 < state.radius < 2 and state.start == 0
+    state = trust_region_state(start + [0.0] * 20, 2, settings, n_discrete=50)
+    assert state.start is None and state.restarts == 1 and state.radius == 10
+    # an improvement grows the radius by the factor a failure shrinks it by
+    grown = trust_region_state(start + [0.0] * 10 + [5.0], 2, settings, n_discrete=50)
+    shrunk = trust_region_state(start + [0.0] * 11, 2, settings, n_discrete=50)
+    assert grown.radius * shrunk.radius == pytest.approx(halfway.radius ** 2)
+    assert grown.length > halfway.length > shrunk.length
+
+
 def test_region_is_centred_at_the_best_point_of_the_current_run():
     settings = TrustRegionSettings()
     X = SPACE.sample(5, generator=torch.Generator().manual_seed(1))
@@ -93,7 +109,8 @@ def test_region_is_centred_at_the_best_point_of_the_current_run():
 
 
 @pytest.mark.parametrize("kwargs", [{"init_radius": 0}, {"multiplier": 1.0},
-                                    {"failure_tolerance": 0}, {"min_length": 2.0}])
+                                    {"failure_tolerance": 0}, {"min_length": 2.0},
+                                    {"schedule": "linear"}, {"horizon": 0}])
 def test_invalid_settings_are_refused(kwargs):
     with pytest.raises(ValueError):
         TrustRegionSettings(**kwargs)

@@ -18,7 +18,7 @@ from bodi.experiments.analysis import (
 )
 from bodi.experiments.runner import expand_seeds, run_benchmark
 from bodi.experiments.storage import Evaluation, ResultsStore
-from bodi.optimizers.registry import make_optimizer, parse_method
+from bodi.optimizers.registry import make_optimizer, parse_method, split_methods
 from bodi.space import Binary, SearchSpace
 
 
@@ -39,9 +39,20 @@ def test_parse_method_specs():
     assert parse_method("bodi") == ("bodi", {})
     assert parse_method("bodi[m=32, dictionary=wavelet]") == (
         "bodi", {"dictionary_size": 32, "dictionary": "wavelet"})
-    for bad in ["bodi[m]", "cmaes", "bodi[", ""]:
+    assert parse_method("bodi[trust_region.schedule=geometric,trust_region.init_radius=10]") == (
+        "bodi", {"trust_region": {"schedule": "geometric", "init_radius": 10}})
+    assert split_methods("bodi[m=32,dictionary=wavelet], random") == [
+        "bodi[m=32,dictionary=wavelet]", "random"]
+    for bad in ["bodi[m]", "cmaes", "bodi[", "", "bodi[m=3,m.x=1]", "bodi[trust_region.=1]"]:
         with pytest.raises(ValueError):
             parse_method(bad)
+    geometric = make_optimizer("bodi[trust_region.schedule=geometric]",
+                               SearchSpace([Binary("a"), Binary("b")]), seed=0,
+                               direction="minimize", n_init=2)
+    assert geometric.trust_region_settings.schedule == "geometric"
+    with pytest.raises(ValueError, match="trust_region"):
+        make_optimizer("bodi[trust_region.colour=red]", SearchSpace([Binary("a")]), seed=0,
+                       direction="minimize", n_init=2)
     space = SearchSpace([Binary("a"), Binary("b")])
     with pytest.raises(ValueError, match="unexpected keyword"):
         make_optimizer("bodi[colour=red]", space, seed=0, direction="minimize", n_init=2)
