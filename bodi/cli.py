@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import signal
 import sys
 import threading
@@ -14,7 +16,7 @@ from pathlib import Path
 import torch
 
 from bodi.benchmarks import planted_binary, planted_categorical, planted_mixed
-from bodi.extras import MissingExtraError, require
+from bodi.extras import MissingExtraError, available, require
 from bodi.initial_design import DESIGNS
 from bodi.minimize import minimize
 from bodi.optimizers.registry import split_methods
@@ -24,6 +26,16 @@ DEMO_PROBLEMS = {
     "categorical": lambda seed: planted_categorical(15, 4, seed=seed),
     "mixed": lambda seed: planted_mixed(10, 5, 2, seed=seed),
 }
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
 
 
 def _positive_int(text: str) -> int:
@@ -58,19 +70,6 @@ def _demo(args: argparse.Namespace) -> int:
 DEFAULT_PROBLEMS = "labs50,maxsat60-shifted"
 
 
-def _default_problems() -> str:
-    """The README's default study; without the MaxSAT file, its seeded random stand-in."""
-    from bodi.benchmarks.maxsat import find_maxsat60
-
-    try:
-        find_maxsat60(None)
-    except FileNotFoundError:
-        print("frb10-6-4.wcnf not found: using maxsat-random60-shifted instead of "
-              "maxsat60-shifted (pass --wcnf PATH for the paper's instance)")
-        return "labs50,maxsat-random60-shifted"
-    return DEFAULT_PROBLEMS
-
-
 def _bench_extra(what: str) -> None:
     """``bodi bench`` and ``bodi modelfit`` need the ``bench`` extra: one line if it is missing."""
     for module in ("distributed", "matplotlib", "rich"):
@@ -82,7 +81,7 @@ def _bench(args: argparse.Namespace) -> int:
     from bodi.experiments.analysis import plot_results, report
     from bodi.experiments.runner import expand_seeds, run_benchmark
 
-    problems = args.problems or (DEFAULT_PROBLEMS if args.wcnf else _default_problems())
+    problems = args.problems or DEFAULT_PROBLEMS
     start = time.perf_counter()
     store = run_benchmark(
         [p.strip() for p in problems.split(",") if p.strip()],
@@ -156,9 +155,6 @@ def _modelfit(args: argparse.Namespace) -> int:
 
 def load_objective(spec: str):
     """``"module:function"`` or ``"path/to/file.py:function"`` -> the callable."""
-    import importlib
-    import importlib.util
-
     module_name, sep, function_name = spec.rpartition(":")
     if not sep or not module_name or not function_name:
         raise ValueError(f"--objective must look like module:function, got {spec!r}")
@@ -166,6 +162,11 @@ def load_objective(spec: str):
         path = Path(module_name)
         if not path.is_file():
             raise ValueError(f"objective file {path} does not exist")
+        # Like a script, its folder is importable (helper modules beside it), but last on the
+        # path, so that a helper named like a standard-library module shadows nothing.
+        folder = str(path.resolve().parent)
+        if folder not in sys.path:
+            sys.path.append(folder)
         # A private module name: a file called random.py or types.py shadows nothing.
         name = f"_bodi_objective_{zlib.crc32(str(path.resolve()).encode()):08x}_{path.stem}"
         module_spec = importlib.util.spec_from_file_location(name, path)
@@ -202,24 +203,33 @@ def _run(args: argparse.Namespace) -> int:
     from bodi.storage import open_storage
 
     space = SearchSpace.from_json(args.space)
-    objective = load_objective(args.objective)
-    storage = open_storage(args.storage)
-    existing = storage.get_study(args.study_name) is not None
+    # nothing is created (study file, cluster connection) before the run can start
+    storage = open_storage(args.storage) if _is_file_or_url(args.storage) else None
+    existing = storage is not None and storage.get_study(args.study_name) is not None
     if existing and not args.resume:
         raise ValueError(
             f"{args.storage} already holds study {args.study_name!r}; pass --resume to continue it"
         )
+    objective = load_objective(args.objective)
     executor = "process" if args.isolate else None
     if args.scheduler:
         Client = require("distributed", "bodi run --scheduler").Client
 
-        executor = Client(args.scheduler)
+        try:
+            executor = Client(args.scheduler, timeout=10)
+        except (OSError, TimeoutError) as err:
+            raise ValueError(f"cannot reach the Dask scheduler at {args.scheduler} "
+                             f"({type(err).__name__}); start it or check --scheduler") from err
+    if storage is None:
+        storage = open_storage(args.storage)
+    before = len(storage.trials(args.study_name)) if existing else 0
     try:
         result = minimize(
             objective, space, budget=args.budget, seed=args.seed, direction=args.direction,
             directions=_directions(args.directions),
             outcome_constraints=args.outcome_constraints,
-            n_workers=args.workers, executor=executor, timeout=args.timeout, storage=storage,
+            n_workers=args.workers, executor=executor, storage=storage,
+            evaluation_timeout=args.evaluation_timeout, time_limit=args.time_limit,
             study_name=args.study_name, n_init=args.n_init, progress=not args.quiet,
             max_consecutive_failures=args.max_failures, max_attempts=args.max_attempts,
             device=args.device, dtype=args.dtype,
@@ -229,14 +239,25 @@ def _run(args: argparse.Namespace) -> int:
         if executor is not None and not isinstance(executor, str):
             executor.close()
     states = [t.state for t in result.history]
+    if existing and len(states) >= args.budget and before >= args.budget:
+        print(f"the study already holds {before} trials, --budget {args.budget}: nothing to "
+              "evaluate (raise --budget to continue it)")
     print(f"{states.count('complete')} complete, {states.count('failed')} failed trials in "
           f"{args.storage} (study {args.study_name!r})")
     if result.optimizer.is_multi_objective:
         print(f"{len(result.pareto_front)} Pareto-optimal trials:")
         _print_front(result.pareto_front)
+    elif result.best_value is None:
+        print("no evaluation completed; `bodi show` lists the failures")
+        return 1
     else:
         print(f"best value {result.best_value:.6g} at {result.best_params}")
     return 0
+
+
+def _is_file_or_url(storage: str) -> bool:
+    """Whether ``storage`` names an existing study file (or a database URL)."""
+    return "://" in storage or Path(storage).exists()
 
 
 def _directions(text: str | None) -> list[str] | None:
@@ -264,8 +285,6 @@ def _show(args: argparse.Namespace) -> int:
     from bodi.study import load_study
 
     optimizer = load_study(args.storage, args.study_name)
-    if not args.json:
-        require("matplotlib", "bodi show (its convergence plot)")
     if args.json:
         print(json.dumps({"study": optimizer.study_name, "direction": optimizer.direction,
                           "trials": [t.as_dict() for t in optimizer.trials]}, indent=2))
@@ -274,13 +293,16 @@ def _show(args: argparse.Namespace) -> int:
     print(f"study {optimizer.study_name!r}: {len(states)} trials ({states.count('complete')} "
           f"complete, {states.count('failed')} failed, {states.count('pending')} pending), "
           f"{optimizer.direction}")
-    plot = Path(args.plot) if args.plot else Path(args.storage).with_suffix(".png")
+    plot = plot_path(args.storage, args.plot)
+    can_plot = available("matplotlib")
+    no_plot = ("(no plot: matplotlib is not installed; pip install 'bodi[plot]' or "
+               "'matplotlib')")
     if optimizer.is_multi_objective:
         front = optimizer.pareto_front
         print(f"{len(front)} Pareto-optimal trials" + (":" if front else ""))
         _print_front(front)
         if front:
-            print(f"Pareto-front plot: {plot_study(optimizer, plot)}")
+            print(f"Pareto-front plot: {plot_study(optimizer, plot)}" if can_plot else no_plot)
         return 0
     best = optimizer.best
     if best is None:
@@ -291,8 +313,20 @@ def _show(args: argparse.Namespace) -> int:
         print(f"best trial #{number}: value {best[1]:.6g}")
         for name, value in best[0].items():
             print(f"  {name} = {value!r}")
-        print(f"convergence plot: {plot_study(optimizer, plot)}")
+        print(f"convergence plot: {plot_study(optimizer, plot)}" if can_plot else no_plot)
     return 0
+
+
+def plot_path(storage: str, plot: str | None) -> Path:
+    """Where ``bodi show`` draws: ``plot``, or the study file with ``.png`` as its suffix;
+    never the study file itself (``study.png`` plots to ``study.plot.png``)."""
+    study = Path(storage)
+    path = Path(plot) if plot else study.with_suffix(".png")
+    if path.resolve() == study.resolve():
+        if plot:
+            raise ValueError(f"--plot {plot} is the study file itself; name another file")
+        path = study.with_suffix(".plot.png")
+    return path
 
 
 def _add_selection(parser: argparse.ArgumentParser) -> None:
@@ -310,6 +344,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="bodi",
         description="Bayesian optimization over binary, categorical and mixed spaces (BODi).",
     )
+    from bodi import __version__
+
+    parser.add_argument("--version", action="version", version=f"bodi {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run BODi on a built-in planted problem")
     demo.add_argument("--problem", choices=sorted(DEMO_PROBLEMS), default="binary")
@@ -373,7 +410,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--workers", type=_positive_int, default=1,
                      help="evaluations running at once (threads, or Dask with --scheduler)")
     run.add_argument("--scheduler", default=None, help="address of a running Dask scheduler")
-    run.add_argument("--timeout", type=float, default=None, help="seconds per evaluation")
+    run.add_argument("--evaluation-timeout", "--timeout", type=_positive_float, default=None,
+                     dest="evaluation_timeout", metavar="SECONDS",
+                     help="an evaluation running longer fails (--timeout: its old name)")
+    run.add_argument("--time-limit", type=_positive_float, default=None, metavar="SECONDS",
+                     help="start no evaluation after this many seconds of the run")
     run.add_argument("--n-init", type=_positive_int, default=20)
     run.add_argument("--design", choices=list(DESIGNS), default=None,
                      help="initial design: uniform (shift-invariant; the default for a new "

@@ -51,3 +51,12 @@ def require(module: str, what: str, extra: str | None = None) -> ModuleType:
         if err.name is None or err.name.split(".")[0] != module.split(".")[0]:
             raise  # a broken installation, not a missing extra
         raise MissingExtraError(missing_extra_message(module, what, extra)) from None
+
+
+def available(module: str) -> bool:
+    """Whether the optional ``module`` can be imported (it is then imported)."""
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True

@@ -43,6 +43,19 @@ class OptimizeResult:
     optimizer: Optimizer
     pareto_front: list[Trial]
 
+    def __repr__(self) -> str:
+        states = [t.state for t in self.history]
+        counts = ", ".join(f"{states.count(s)} {s}" for s in ("complete", "failed", "pending")
+                           if states.count(s))
+        if self.optimizer.is_multi_objective:
+            best = f"pareto_front={len(self.pareto_front)} trials"
+        else:
+            params = repr(self.best_params)
+            params = params if len(params) <= 120 else params[:117] + "..."
+            best = f"best_value={self.best_value!r}, best_params={params}"
+        return (f"OptimizeResult({best}, history={len(self.history)} trials ({counts}), "
+                f"optimizer={type(self.optimizer).__name__})")
+
     @property
     def values(self) -> list[float | None] | list[list[float] | None]:
         """Each trial's value (with several objectives: its list of values), ``None`` where
@@ -63,6 +76,8 @@ def minimize(
     batch_size: int = 1,
     n_workers: int = 1,
     executor: Any = None,
+    evaluation_timeout: float | None = None,
+    time_limit: float | None = None,
     timeout: float | None = None,
     storage: Any = None,
     study_name: str | None = None,
@@ -78,8 +93,11 @@ def minimize(
         func: takes a dict of parameter values, returns a float (with several objectives: a
             sequence of one float per objective; with ``outcome_constraints``, a
             :class:`bodi.Outcome` that adds the constraint values). An exception, NaN or inf,
-            or running longer than ``timeout`` marks that evaluation as failed (it still counts
-            toward the budget, and the point is never proposed again).
+            or running longer than ``evaluation_timeout`` marks that evaluation as failed (it
+            still counts toward the budget, and the point is never proposed again). A value
+            that is no number at all (a string, ``None``, a list for one objective) is a bug
+            of the objective: the trial is stored as failed and the run stops at once with
+            :class:`InvalidObjectiveValueError`.
         space: the search space.
         budget: number of finished (complete or failed) evaluations in the study.
         seed: seed of the optimizer (ignored when ``optimizer`` is given).
@@ -98,9 +116,12 @@ def minimize(
             per evaluation: a configuration that kills its process is recorded as a failed
             trial, and a timed-out evaluation is terminated), a
             ``concurrent.futures.Executor``, or a Dask ``distributed.Client``.
-        timeout: seconds after which a running evaluation counts as failed. A thread cannot
-            be stopped: it runs on in the background and its result is ignored
+        evaluation_timeout: seconds after which a running evaluation counts as failed. A
+            thread cannot be stopped: it runs on in the background and its result is ignored
             (``executor="process"`` kills its process).
+        time_limit: seconds for the whole call (Optuna's ``timeout``): no evaluation starts
+            after it; the running ones finish and are stored.
+        timeout: the old name of ``evaluation_timeout`` (deprecated).
         storage: persist the study (e.g. ``storage="study.db"``); an existing study of that
             name is resumed and ``budget`` counts its trials too. Several processes may run
             ``minimize`` on one stored study at once: together they evaluate ``budget``
@@ -117,8 +138,18 @@ def minimize(
         raise ValueError(f"budget must be a positive integer, got {budget!r}")
     if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
         raise ValueError(f"n_workers must be a positive integer, got {n_workers!r}")
-    if timeout is not None and not timeout > 0:
-        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    if timeout is not None:
+        if evaluation_timeout is not None:
+            raise ValueError("pass evaluation_timeout only (timeout is its deprecated name)")
+        warnings.warn("minimize(timeout=...) is now evaluation_timeout=... (seconds per "
+                      "evaluation); time_limit=... limits the whole run", DeprecationWarning,
+                      stacklevel=2)
+        evaluation_timeout = timeout
+    for name, seconds in (("evaluation_timeout", evaluation_timeout), ("time_limit", time_limit)):
+        if seconds is not None and (isinstance(seconds, bool) or not isinstance(
+                seconds, int | float) or not seconds > 0):
+            raise ValueError(f"{name} must be a positive number of seconds, got {seconds!r}")
+    timeout = evaluation_timeout
     if not callable(func):
         raise ValueError("func must be callable")
     if optimizer is None:
@@ -127,6 +158,8 @@ def minimize(
     elif bodi_options or storage is not None:
         raise ValueError("BODi options and storage cannot be combined with an explicit optimizer")
     loop = _Loop(optimizer, budget, callback, max_consecutive_failures)
+    if time_limit is not None:
+        loop.deadline = time.monotonic() + time_limit
     warnings_before = optimizer.numerical_warnings
     with ProgressBars(progress, what="progress=True (the progress bar)") as bars:
         bar = bars.add("[bold]bodi", total=budget, completed=loop.finished)
@@ -144,7 +177,10 @@ def minimize(
                     gathered)
     front = optimizer.pareto_front
     if not front:
-        raise RuntimeError("every evaluation failed; see result history for the messages")
+        failed = [t for t in optimizer.history if t.state == "failed"]
+        logger.warning("no evaluation completed%s", f"; the first error: {failed[0].message}"
+                       if failed else "")
+        return OptimizeResult(None, None, optimizer.history, optimizer, front)
     if optimizer.is_multi_objective:
         return OptimizeResult(None, None, optimizer.history, optimizer, front)
     best = optimizer.best
@@ -171,6 +207,7 @@ class _Loop:
         self.optimizer, self.budget = optimizer, budget
         self.callback, self.max_failures = callback, max_failures
         self.failures_in_a_row = 0
+        self.deadline = float("inf")  # time.monotonic() after which nothing new starts
         self.advance: Callable[[Optimizer], None] = lambda optimizer: None
 
     @property
@@ -178,6 +215,8 @@ class _Loop:
         return self.optimizer.n_finished
 
     def ask(self, count: int) -> list[dict[str, Value]]:
+        if time.monotonic() >= self.deadline:
+            return []
         return self.optimizer.ask_within(count, limit=self.budget)
 
     def record(self, params: dict[str, Value], outcome: Callable[[], Any]) -> Trial:
@@ -248,12 +287,25 @@ def _tell(optimizer: Optimizer, params: dict[str, Value], outcome: Callable[[], 
     elif optimizer.outcome_constraints:
         return optimizer.tell_failure(params, "the study has outcome constraints: the objective "
                                       "must return bodi.Outcome(value, constraints=[...])")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        try:
-            return optimizer.tell(params, value, constraints=constraints)
-        except ValueError as err:
-            return optimizer.tell_failure(params, f"invalid objective value: {err}")
+    problem = "None (a missing return?)" if value is None else None
+    if problem is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            try:
+                return optimizer.tell(params, value, constraints=constraints)
+            except ValueError as err:
+                problem = str(err)
+    trial = optimizer.tell_failure(params, f"invalid objective value: {problem}")
+    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+    raise InvalidObjectiveValueError(
+        f"the objective returned {shown} ({type(value).__name__}) for trial #{trial.number}: "
+        f"{problem}. Return a number{' per objective' if optimizer.is_multi_objective else ''}"
+        "; raise an exception or return float('nan') to mark a failed evaluation")
+
+
+class InvalidObjectiveValueError(ValueError):
+    """The objective returned something that is no objective value at all (a bug of the
+    objective, not a failed evaluation): the run stops at once."""
 
 
 class _ThreadPerEvaluation(Executor):

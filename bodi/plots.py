@@ -8,6 +8,12 @@ from pathlib import Path
 from bodi.optimizers import Optimizer
 
 
+def study_title(optimizer: Optimizer) -> str:
+    """``study 'name': k parameters, n trials, <optimizer>`` for a plot's title."""
+    return (f"study {optimizer.study_name!r}: {len(optimizer.space.parameters)} parameters, "
+            f"{len(optimizer.trials)} trials, {type(optimizer).__name__}")
+
+
 def plot_study(optimizer: Optimizer, path: str | Path, title: str | None = None) -> Path:
     """Each completed value (dots), failed trials (crosses) and the best so far (line); with
     several objectives, :func:`plot_pareto_front`."""
@@ -31,13 +37,13 @@ def plot_study(optimizer: Optimizer, path: str | Path, title: str | None = None)
         best.append(current)
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(numbers, values, "o", alpha=0.4, label="value")
-    ax.plot(range(len(best)), best, "-", label="best so far")
+    ax.step(range(len(best)), best, where="post", label="best so far")
     if failed:
         high = ax.get_ylim()[1]
         ax.plot(failed, [high] * len(failed), "x", color="red", label="failed")
     ax.set_xlabel("trial")
     ax.set_ylabel(f"objective ({optimizer.direction})")
-    ax.set_title(title or optimizer.study_name)
+    ax.set_title(title or study_title(optimizer))
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -67,7 +73,7 @@ def plot_pareto_front(optimizer: Optimizer, path: str | Path, title: str | None 
     directions = optimizer.directions
     ax.set_xlabel(f"objective {i} ({directions[i]})")
     ax.set_ylabel(f"objective {j} ({directions[j]})")
-    ax.set_title(title or optimizer.study_name)
+    ax.set_title(title or study_title(optimizer))
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)

@@ -2,14 +2,49 @@
 
 ``bodi.minimize(progress=True)`` shows one bar; ``bodi bench`` one per (problem, method, seed)
 task and one overall. When disabled every call is a no-op, and rich (the ``progress`` extra)
-is imported only when a bar is shown.
+is imported only when a bar is shown. Without rich (the core install) the bars are plain lines
+on standard error, one per bar at most every few seconds and when it completes.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+import time
+from typing import Any, TextIO
 
-from bodi.extras import require
+from bodi.extras import available
+
+
+class PlainProgress:
+    """rich's ``Progress`` calls that :class:`ProgressBars` makes, as plain text lines:
+    ``label: 12/40 best 3.5`` at most every ``every`` seconds per bar, and when it completes."""
+
+    def __init__(self, stream: TextIO | None = None, every: float = 5.0) -> None:
+        self.stream, self.every = stream or sys.stderr, every
+        self.tasks: list[dict[str, Any]] = []
+
+    def add_task(self, label: str, total: int, completed: int = 0, best: str = "") -> int:
+        self.tasks.append({"label": label, "total": total, "completed": completed,
+                           "best": best, "shown": -float("inf")})
+        return len(self.tasks) - 1
+
+    def update(self, task: int, advance: int = 0, best: str | None = None) -> None:
+        state = self.tasks[task]
+        state["completed"] += advance
+        if best is not None:
+            state["best"] = best
+        now = time.monotonic()
+        if state["completed"] >= state["total"] or now - state["shown"] >= self.every:
+            state["shown"] = now
+            best_text = f" {state['best']}" if state["best"] else ""
+            print(f"{state['label'].replace('[bold]', '')}: {state['completed']}/"
+                  f"{state['total']}{best_text}", file=self.stream, flush=True)
+
+    def __enter__(self) -> PlainProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
 
 
 class ProgressBars:
@@ -17,7 +52,7 @@ class ProgressBars:
 
     Args:
         enabled: show the bars (``False``: every method does nothing).
-        what: what needs rich, for the one-line error when the extra is missing.
+        what: what shows the bars (kept for messages).
     """
 
     def __init__(self, enabled: bool = True, what: str = "the progress bar") -> None:
@@ -25,8 +60,11 @@ class ProgressBars:
         self._progress: Any = None
 
     def __enter__(self) -> ProgressBars:
-        if self.enabled:
-            rich = require("rich.progress", what=self.what, extra="progress")
+        if self.enabled and not available("rich.progress"):
+            self._progress = PlainProgress()
+        elif self.enabled:
+            import rich.progress as rich
+
             self._progress = rich.Progress(
                 rich.TextColumn("{task.description}"), rich.BarColumn(),
                 rich.MofNCompleteColumn(), rich.TimeElapsedColumn(),

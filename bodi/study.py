@@ -37,7 +37,7 @@ def load_study(
         if len(names) != 1:
             raise ValueError(
                 f"the storage holds {len(names)} studies ({', '.join(names) or 'none'}); "
-                "pass study_name"
+                "pass study_name (bodi show: --study-name)"
             )
         study_name = names[0]
     record = store.get_study(study_name)

@@ -115,7 +115,8 @@ def test_timeout_marks_slow_evaluations_failed_and_continues():
             time.sleep(2.0)
         return objective(c)
 
-    result = bodi.minimize(slow_sometimes, SPACE, budget=9, seed=0, n_init=9, timeout=0.5)
+    result = bodi.minimize(slow_sometimes, SPACE, budget=9, seed=0, n_init=9,
+                           evaluation_timeout=0.5)
     failed = [t for t in result.history if t.state == "failed"]
     assert len(result.history) == 9 and len(failed) == 3
     assert all("time limit of 0.5 s" in t.message for t in failed)

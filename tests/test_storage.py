@@ -71,11 +71,12 @@ def test_resuming_with_another_space_or_settings_is_refused_and_changes_nothing(
     opt.tell(opt.ask(), 1.0)
     before = path.read_bytes()
     other = SearchSpace([Binary("b0"), Continuous("u", 0, 1)])
-    with pytest.raises(ValueError, match="different space"):
+    with pytest.raises(ValueError, match=r"other settings \(space: parameter 'b1' only in the "
+                                         r"stored space"):
         bodi.BODi(other, storage=path, seed=0)
-    with pytest.raises(ValueError, match=r"different .*settings"):
+    with pytest.raises(ValueError, match=r"settings\.n_init: stored \d+, given 5.*--study-name"):
         _opt(path, n_init=5)
-    with pytest.raises(ValueError, match=r"different .*seed"):
+    with pytest.raises(ValueError, match=r"seed: stored 0, given 1"):
         _opt(path, seed=1)
     assert path.read_bytes() == before
     assert len(bodi.load_study(path).trials) == 1

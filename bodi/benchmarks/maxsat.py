@@ -35,7 +35,6 @@ WEIGHTINGS = ("literature", "raw")
 #: The paper's instance (MaxSAT Evaluation 2018, weighted crafted track).
 MAXSAT60_FILE = "frb10-6-4.wcnf"
 MAXSAT60_ENV = "BODI_MAXSAT60"
-_MAXSAT60_RELATIVE = Path("..") / "shared" / "data" / "maxsat" / MAXSAT60_FILE
 #: frb10-6-4 is 10 groups of 6 mutually exclusive variables (each group a clique of 2-clauses
 #: ``61 -a -b 0``, plus edges between groups), with a unit clause ``1 i 0`` per variable. One
 #: independent set of size 10, i.e. a raw optimum 638 * 61 + 10 = 38928:
@@ -387,22 +386,20 @@ def frb_maxsat(n_vars: int, seed: int = 0, weighting: str = "literature") -> Pro
 
 
 def find_maxsat60(path: str | Path | None = None) -> Path:
-    """Locate frb10-6-4.wcnf: ``path``, else ``$BODI_MAXSAT60``, else
-    ``../shared/data/maxsat/frb10-6-4.wcnf`` relative to the current directory or to the
-    repository root."""
+    """Locate frb10-6-4.wcnf: ``path``, else ``$BODI_MAXSAT60``, else the copy shipped with
+    bodi (``bodi/benchmarks/data``; a public MaxSAT Evaluation 2018 instance)."""
     if path is not None:
         candidates = [Path(path)]
     elif os.environ.get(MAXSAT60_ENV):
         candidates = [Path(os.environ[MAXSAT60_ENV])]
     else:
-        repo_root = Path(__file__).resolve().parents[2]
-        candidates = [Path.cwd() / _MAXSAT60_RELATIVE, repo_root / _MAXSAT60_RELATIVE]
+        candidates = [Path(__file__).resolve().parent / "data" / MAXSAT60_FILE]
     for candidate in candidates:
         if candidate.is_file():
             return candidate
     raise FileNotFoundError(
         f"maxsat60 needs the instance {MAXSAT60_FILE} (MaxSAT Evaluation 2018, weighted crafted "
-        "track), which bodi does not ship; looked for "
+        "track); looked for "
         + ", ".join(str(c) for c in candidates)
         + f". Pass --wcnf PATH (or set {MAXSAT60_ENV}=PATH)."
     )

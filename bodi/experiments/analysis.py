@@ -135,7 +135,7 @@ def plot_results(
                 values = np.abs(optimum - values)
             mean, se = _mean_se(values)
             x = np.arange(1, len(mean) + 1)
-            (line,) = ax.plot(x, mean, label=f"{method} ({values.shape[0]} seeds)")
+            (line,) = ax.plot(x, mean, label=f"{method} ({_count(values.shape[0], 'seed')})")
             ax.fill_between(x, mean - se, mean + se, color=line.get_color(), alpha=0.2)
         direction = tasks.get(problem, {}).get("direction", "minimize")
         if show_regret:
@@ -395,3 +395,8 @@ def plot_ranks(
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 seed``, ``3 seeds``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -279,14 +279,17 @@ class Optimizer(ABC):
                     raise
         stored = dataclasses.replace(stored, settings=self.complete_settings(stored.settings))
         different = [
-            field for field in ("optimizer", "space", "settings", "seed", "direction")
-            if getattr(stored, field) != json.loads(json.dumps(getattr(mine, field)))
+            line for field in ("optimizer", "space", "settings", "seed", "direction")
+            for line in _differences(field, getattr(stored, field),
+                                     json.loads(json.dumps(getattr(mine, field))))
         ]
         if different:
             raise ValueError(
                 f"study {self.study_name!r} in {getattr(self.storage, 'path', 'the storage')} "
-                f"was created with a different {', '.join(different)}; use bodi.load_study to "
-                "continue it as it is, or choose another study name"
+                f"was created with other settings ({'; '.join(different[:5])}"
+                f"{'; ...' if len(different) > 5 else ''}); continue it with the settings it "
+                "was created with (bodi.load_study reads them), or choose another study name "
+                "(--study-name)"
             )
         self.refresh()
         if self.on_pending == "fail":
@@ -691,6 +694,33 @@ def multi_objective_methods() -> list[str]:
     from bodi.optimizers.registry import multi_objective_method_names
 
     return multi_objective_method_names()
+
+
+def _differences(field: str, stored: Any, given: Any) -> list[str]:
+    """What differs between a stored study's ``field`` and the one given, one line each:
+    ``"seed: stored 0, given 1"``, ``"settings.dictionary_size: stored 128, given 64"``,
+    ``"space: parameter 'b3' stored {...}, given {...}"``."""
+    if stored == given:
+        return []
+    if field == "settings" and isinstance(stored, dict) and isinstance(given, dict):
+        return [f"{field}.{key}: stored {stored.get(key)!r}, given {given.get(key)!r}"
+                for key in sorted(set(stored) | set(given)) if stored.get(key) != given.get(key)]
+    if field == "space" and isinstance(stored, dict) and isinstance(given, dict):
+        def by_name(space: dict) -> dict:
+            return {p.get("name"): p for p in space.get("parameters", [])}
+
+        def line(name: str) -> str:
+            if name not in new:
+                return f"space: parameter {name!r} only in the stored space"
+            if name not in old:
+                return f"space: parameter {name!r} only in the given space"
+            return f"space: parameter {name!r} stored {old[name]}, given {new[name]}"
+
+        old, new = by_name(stored), by_name(given)
+        lines = [line(name) for name in [*old, *[n for n in new if n not in old]]
+                 if old.get(name) != new.get(name)]
+        return lines or ["space: the parameters' order or constraints"]
+    return [f"{field}: stored {stored!r}, given {given!r}"]
 
 
 def _check_value(value: Any) -> float | None:

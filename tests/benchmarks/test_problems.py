@@ -205,10 +205,16 @@ def test_maxsat60_path_resolution(monkeypatch, tmp_path):
     for part in ("frb10-6-4.wcnf", "MaxSAT Evaluation 2018", "weighted crafted", "--wcnf PATH"):
         assert part in message
     monkeypatch.delenv("BODI_MAXSAT60")
-    monkeypatch.chdir(tmp_path)  # found relative to the repository root
+    monkeypatch.chdir(tmp_path)  # the copy shipped with the package, from anywhere
     assert maxsat60().space.dim == 60
     with pytest.raises(FileNotFoundError, match="--wcnf PATH"):
         maxsat60(tmp_path / "missing.wcnf")
+
+
+@needs_wcnf
+def test_the_shipped_instance_is_the_shared_file_unchanged():
+    shipped = REPO_ROOT / "bodi" / "benchmarks" / "data" / "frb10-6-4.wcnf"
+    assert shipped.read_bytes() == WCNF_FILE.read_bytes()
 
 
 def test_maxsat60_rejects_another_instance(tmp_path):

@@ -1,0 +1,164 @@
+"""What a new user meets in the first hour (issue 35): each test failed on the code before."""
+
+import math
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import bodi
+from bodi.cli import main
+from bodi.minimize import InvalidObjectiveValueError
+from bodi.progress import PlainProgress, ProgressBars
+from bodi.space import Binary, Categorical, SearchSpace
+
+SPACE = SearchSpace([Binary(f"b{i}") for i in range(5)] + [Categorical("c", ["x", "y", "z"])])
+SMALL = {"dictionary_size": 8, "num_restarts": 2, "raw_samples": 64, "n_init": 4}
+
+
+def value(params):
+    return float(sum(params[f"b{i}"] for i in range(5)) + (params["c"] != "y"))
+
+
+@pytest.fixture
+def project(tmp_path):
+    SPACE.to_json(tmp_path / "space.json")
+    (tmp_path / "helper.py").write_text("def score(p):\n    return float(sum(p[f'b{i}'] for i "
+                                        "in range(5)))\n")
+    (tmp_path / "objective.py").write_text(textwrap.dedent("""
+        import pathlib
+        import helper  # a module beside the objective file
+
+        pathlib.Path(__file__).with_name("imported").touch()
+
+        def f(params):
+            return helper.score(params)
+    """))
+    return tmp_path
+
+
+def _run(project, storage, *extra):
+    return main(["run", "--objective", f"{project / 'objective.py'}:f", "--space",
+                 str(project / "space.json"), "--storage", str(storage), "--budget", "6",
+                 "--n-init", "4", *extra])
+
+
+def test_show_never_draws_over_a_study_file_named_png(project, capsys):
+    study = project / "victim.png"
+    assert _run(project, study, "--quiet") == 0
+    before = study.read_bytes()
+    assert main(["show", str(study)]) == 0
+    assert study.read_bytes() == before
+    assert (project / "victim.plot.png").stat().st_size > 1000
+    assert main(["show", str(study), "--plot", str(study)]) == 2
+    assert "the study file itself" in capsys.readouterr().err
+    assert study.read_bytes() == before
+
+
+def test_an_objective_file_imports_its_helpers_and_runs_only_when_the_run_can_start(project,
+                                                                                     capsys):
+    assert _run(project, project / "study.db", "--quiet") == 0
+    assert "6 complete" in capsys.readouterr().out
+    (project / "imported").unlink()
+    assert _run(project, project / "study.db", "--quiet") == 2  # exists: needs --resume
+    assert "--resume" in capsys.readouterr().err
+    assert not (project / "imported").exists()  # the objective's code did not run
+
+
+def test_resume_with_a_budget_already_reached_says_so(project, capsys):
+    assert _run(project, project / "study.db", "--quiet") == 0
+    capsys.readouterr()
+    assert _run(project, project / "study.db", "--quiet", "--resume") == 0
+    assert "already holds 6 trials, --budget 6: nothing to evaluate" in capsys.readouterr().out
+
+
+def test_the_cli_runs_and_shows_without_rich_and_matplotlib(project):
+    # a fresh interpreter in which neither extra can be imported (the core install)
+    script = textwrap.dedent(f"""
+        import sys
+        for name in ("rich", "rich.progress", "matplotlib", "matplotlib.pyplot"):
+            sys.modules[name] = None
+        from bodi.cli import main
+        code = main(["run", "--objective", {str(project / 'objective.py') + ':f'!r},
+                     "--space", {str(project / 'space.json')!r}, "--storage",
+                     {str(project / 'study.db')!r}, "--budget", "6", "--n-init", "4"])
+        assert code == 0, code
+        sys.exit(main(["show", {str(project / 'study.db')!r}]))
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert "bodi: 6/6 best" in proc.stderr  # the plain progress line
+    assert "best trial #" in proc.stdout and "matplotlib is not installed" in proc.stdout
+    assert not (project / "study.png").exists()
+
+
+def test_plain_progress_lines(capsys):
+    progress = PlainProgress(every=3600)
+    bar = progress.add_task("[bold]bodi", total=3)
+    for best in ("best 2", "best 1", "best 0.5"):
+        progress.update(bar, advance=1, best=best)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == ["bodi: 1/3 best 2", "bodi: 3/3 best 0.5"]  # first, then when complete
+    with ProgressBars(False) as bars:  # disabled: nothing at all
+        assert bars.add("x", 3) is None
+
+
+@pytest.mark.parametrize("bad", ["0.5", None, [1.0, 2.0], {"v": 1}])
+def test_a_value_that_is_no_number_stops_the_run_at_once(bad):
+    calls = []
+
+    def objective(params):
+        calls.append(params)
+        return value(params) if len(calls) < 3 else bad
+
+    opt = bodi.BODi(SPACE, seed=0, **SMALL)
+    with pytest.raises(InvalidObjectiveValueError, match=r"trial #2.*Return a number"):
+        bodi.minimize(objective, SPACE, budget=10, optimizer=opt)
+    assert len(calls) == 3
+    assert [t.state for t in opt.trials] == ["complete", "complete", "failed"]
+    assert "invalid objective value" in opt.trials[2].message
+
+
+def test_time_limit_for_the_whole_run_and_the_old_timeout_keyword():
+    result = bodi.minimize(value, SPACE, budget=50, seed=0, time_limit=1e-9, **SMALL)
+    assert len(result.history) <= 1
+    with pytest.warns(DeprecationWarning, match="evaluation_timeout"):
+        result = bodi.minimize(value, SPACE, budget=4, seed=0, timeout=60, **SMALL)
+    assert len(result.history) == 4
+    with pytest.raises(ValueError, match="time_limit"):
+        bodi.minimize(value, SPACE, budget=4, time_limit=-1)
+
+
+def test_every_evaluation_failing_still_returns_the_result():
+    def broken(params):
+        raise RuntimeError("no licence")
+
+    result = bodi.minimize(broken, SPACE, budget=3, seed=0, **SMALL)
+    assert result.best_value is None and result.best_params is None
+    assert [t.state for t in result.history] == ["failed"] * 3
+    assert "no licence" in result.history[0].message
+
+
+def test_the_result_prints_short():
+    result = bodi.minimize(value, SPACE, budget=30, seed=0, **SMALL)
+    text = repr(result)
+    assert len(text) < 400 and "history=30 trials (30 complete)" in text
+    assert f"best_value={result.best_value!r}" in text and math.isfinite(result.best_value)
+
+
+def test_version_flag(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"bodi {bodi.__version__}"
+
+
+def test_unreachable_scheduler_is_one_line_and_leaves_no_study_file(project, capsys):
+    pytest.importorskip("distributed")
+    study = project / "study.db"
+    assert _run(project, study, "--quiet", "--scheduler", "tcp://127.0.0.1:9") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot reach the Dask scheduler" in err[0]
+    assert not study.exists()
