@@ -210,6 +210,9 @@ def _run(args: argparse.Namespace) -> int:
         raise ValueError(
             f"{args.storage} already holds study {args.study_name!r}; pass --resume to continue it"
         )
+    if args.retry_failed and not existing:
+        raise ValueError(f"--retry-failed: {args.storage} holds no study {args.study_name!r} "
+                         "to retry")
     objective = load_objective(args.objective)
     executor = "process" if args.isolate else None
     if args.scheduler:
@@ -223,6 +226,11 @@ def _run(args: argparse.Namespace) -> int:
     if storage is None:
         storage = open_storage(args.storage)
     before = len(storage.trials(args.study_name)) if existing else 0
+    if args.retry_failed:
+        from bodi.study import load_study
+
+        retried = load_study(storage, args.study_name).retry_failed()
+        print(f"{len(retried)} failed trial(s) put back to be evaluated again")
     try:
         result = minimize(
             objective, space, budget=args.budget, seed=args.seed, direction=args.direction,
@@ -285,6 +293,12 @@ def _show(args: argparse.Namespace) -> int:
     from bodi.study import load_study
 
     optimizer = load_study(args.storage, args.study_name)
+    if args.csv:
+        from bodi.export import write_csv
+
+        if Path(args.csv).resolve() == Path(args.storage).resolve():
+            raise ValueError(f"--csv {args.csv} is the study file itself; name another file")
+        print(f"trials table: {write_csv(optimizer, args.csv)}")
     if args.json:
         print(json.dumps({"study": optimizer.study_name, "direction": optimizer.direction,
                           "trials": [t.as_dict() for t in optimizer.trials]}, indent=2))
@@ -314,6 +328,41 @@ def _show(args: argparse.Namespace) -> int:
         for name, value in best[0].items():
             print(f"  {name} = {value!r}")
         print(f"convergence plot: {plot_study(optimizer, plot)}" if can_plot else no_plot)
+    return 0
+
+
+def _studies(args: argparse.Namespace) -> int:
+    from bodi.study import copy_study, delete_study, study_summaries
+
+    if args.delete and args.copy:
+        raise ValueError("pass --delete or --copy, not both")
+    if args.delete:
+        delete_study(args.storage, args.delete)
+        print(f"deleted study {args.delete!r} from {args.storage}")
+        return 0
+    if args.copy:
+        target = args.to or args.storage
+        name = copy_study(args.storage, args.copy, target, args.new_name)
+        print(f"copied study {args.copy!r} to {target} as {name!r}")
+        return 0
+    if args.to or args.new_name:
+        raise ValueError("--to and --as go with --copy NAME")
+    summaries = study_summaries(args.storage)
+    if not summaries:
+        print(f"{args.storage} holds no study")
+    for line in summaries:
+        print(line)
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from bodi.export import export_to_optuna
+    from bodi.study import load_study
+
+    optimizer = load_study(args.storage, args.study_name)
+    name = export_to_optuna(optimizer, args.optuna, args.optuna_study_name)
+    print(f"exported {len(optimizer.trials)} trials to Optuna study {name!r} in {args.optuna} "
+          f"(optuna-dashboard {args.optuna} shows it)")
     return 0
 
 
@@ -429,6 +478,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "many times is marked failed instead of re-issued (default 2)")
     run.add_argument("--resume", action="store_true",
                      help="continue an existing study (also: join other workers running it)")
+    run.add_argument("--retry-failed", action="store_true",
+                     help="with --resume: evaluate the study's failed trials again first")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument("--device", default=None,
                      help="where the model computes: cpu (default) or cuda; not part of the "
@@ -443,7 +494,30 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--study-name", default=None)
     show.add_argument("--json", action="store_true", help="print every trial as JSON")
     show.add_argument("--plot", default=None, help="PNG path (default: STORAGE with .png)")
+    show.add_argument("--csv", default=None, metavar="PATH",
+                      help="also write every trial as a CSV table (columns as Optuna's "
+                           "trials_dataframe)")
     show.set_defaults(handler=_show)
+
+    studies = sub.add_parser("studies", help="list, delete or copy the studies of a study file")
+    studies.add_argument("storage")
+    studies.add_argument("--delete", default=None, metavar="NAME", help="delete study NAME")
+    studies.add_argument("--copy", default=None, metavar="NAME", help="copy study NAME ...")
+    studies.add_argument("--to", default=None, metavar="STORAGE",
+                         help="... into this study file (default: the same file)")
+    studies.add_argument("--as", dest="new_name", default=None, metavar="NEW",
+                         help="... under this name (default: its own)")
+    studies.set_defaults(handler=_studies)
+
+    export = sub.add_parser("export", help="write a study into an Optuna storage (e.g. for "
+                                           "optuna-dashboard)")
+    export.add_argument("storage")
+    export.add_argument("--study-name", default=None)
+    export.add_argument("--optuna", required=True, metavar="URL",
+                        help="Optuna RDB storage URL, e.g. sqlite:///optuna.db")
+    export.add_argument("--optuna-study-name", default=None,
+                        help="the Optuna study's name (default: the bodi study's)")
+    export.set_defaults(handler=_export)
 
     fit = sub.add_parser(
         "modelfit",

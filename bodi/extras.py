@@ -10,7 +10,8 @@ rest is imported lazily, where it is used:
   and GA baselines;
 - ``bench``: all of the above, for ``bodi bench``, ``bodi report`` and ``bodi modelfit``;
 - ``optuna``: optuna, for :mod:`bodi.integrations.optuna`;
-- ``ax``: ax-platform, for :mod:`bodi.integrations.ax`.
+- ``ax``: ax-platform, for :mod:`bodi.integrations.ax`;
+- ``pandas``: pandas, for ``trials_dataframe()``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ EXTRA_OF = {
     "pymoo": "baselines",
     "optuna": "optuna",
     "ax": "ax",
+    "pandas": "pandas",
 }
 
 

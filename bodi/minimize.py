@@ -281,9 +281,9 @@ def _tell(optimizer: Optimizer, params: dict[str, Value], outcome: Callable[[], 
         value = outcome()
     except Exception as err:  # the user's objective failed: record it, keep going
         return optimizer.tell_failure(params, f"{type(err).__name__}: {err}")
-    constraints = None
+    constraints = attrs = None
     if isinstance(value, Outcome):
-        value, constraints = value.value, value.constraints
+        value, constraints, attrs = value.value, value.constraints, value.user_attrs
     elif optimizer.outcome_constraints:
         return optimizer.tell_failure(params, "the study has outcome constraints: the objective "
                                       "must return bodi.Outcome(value, constraints=[...])")
@@ -292,7 +292,8 @@ def _tell(optimizer: Optimizer, params: dict[str, Value], outcome: Callable[[], 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             try:
-                return optimizer.tell(params, value, constraints=constraints)
+                return optimizer.tell(params, value, constraints=constraints,
+                                      user_attrs=attrs)
             except ValueError as err:
                 problem = str(err)
     trial = optimizer.tell_failure(params, f"invalid objective value: {problem}")

@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = "bodi-study"
-VERSION = 3  # 2: trials carry their worker, heartbeat, attempts and a change sequence number;
+VERSION = 4  # 2: trials carry their worker, heartbeat, attempts and a change sequence number;
 # 3: trials of multi-objective studies carry their objective values (``objective_values``), and
-# trials of studies with outcome constraints their constraint values (``constraint_values``)
+# trials of studies with outcome constraints their constraint values (``constraint_values``);
+# 4: trials carry user attributes (``user_attrs``, a JSON object)
 SQLITE_HEADER = b"SQLite format 3\x00"
 TABLES = (
     "CREATE TABLE IF NOT EXISTS bodi_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -39,18 +40,18 @@ TABLES = (
     x TEXT NOT NULL, value REAL, message TEXT, suggest_seconds REAL NOT NULL,
     updated REAL NOT NULL, worker TEXT, heartbeat REAL, attempts INTEGER NOT NULL DEFAULT 1,
     seq INTEGER NOT NULL DEFAULT 0, objective_values TEXT, constraint_values TEXT,
-    PRIMARY KEY (study, number))""",
+    user_attrs TEXT, PRIMARY KEY (study, number))""",
 )
 #: columns added by format version 2 (a version-1 file is upgraded in place when opened)
 _V2_COLUMNS = (
     "worker TEXT", "heartbeat REAL", "attempts INTEGER NOT NULL DEFAULT 1",
     "seq INTEGER NOT NULL DEFAULT 0",
 )
-#: the column added by format version 3
-_V3_COLUMNS = ("objective_values TEXT", "constraint_values TEXT")
+#: the columns added by format versions 3 and 4
+_V3_COLUMNS = ("objective_values TEXT", "constraint_values TEXT", "user_attrs TEXT")
 _TRIAL_COLUMNS = (
     "number, state, params, x, value, message, suggest_seconds, worker, heartbeat, attempts, "
-    "objective_values, constraint_values"
+    "objective_values, constraint_values, user_attrs"
 )
 
 
@@ -96,6 +97,8 @@ class TrialRecord:
     values: list[float] | None = None
     #: the outcome-constraint values of a complete trial (feasible when all are ``<= 0``)
     constraints: list[float] | None = None
+    #: the user's attributes of the trial (JSON values by name)
+    user_attrs: dict[str, Any] | None = None
 
 
 class Storage:
@@ -128,14 +131,26 @@ class Storage:
             self._studies[record.name] = record
             self._trials[record.name] = {}
 
+    def delete_study(self, name: str) -> None:
+        """Remove a study and all its trials."""
+        with self._lock:
+            if self._studies.pop(name, None) is None:
+                raise ValueError(f"no study {name!r}")
+            self._trials.pop(name, None)
+
     def _write(self, study: str, trial: TrialRecord) -> None:
         self._seq += 1
         self._trials[study][trial.number] = (self._seq, trial)
 
     def put_trial(self, study: str, trial: TrialRecord) -> None:
         """Insert or replace a trial (one committed state change)."""
+        self.put_trials(study, [trial])
+
+    def put_trials(self, study: str, trials: Sequence[TrialRecord]) -> None:
+        """Insert or replace several trials in one committed transaction."""
         with self._lock:
-            self._write(study, trial)
+            for trial in trials:
+                self._write(study, trial)
 
     def trials(self, study: str) -> list[TrialRecord]:
         return self.changes(study, 0)[0]
@@ -321,6 +336,13 @@ class SQLiteStorage(Storage):
                  json.dumps(record.settings), record.seed, record.direction, time.time()),
             )
 
+    def delete_study(self, name: str) -> None:
+        with self._transaction():
+            if self.get_study(name) is None:
+                raise ValueError(f"no study {name!r} in {self.path}")
+            self._db.execute("DELETE FROM trials WHERE study = ?", (name,))
+            self._db.execute("DELETE FROM studies WHERE name = ?", (name,))
+
     def _next_seq(self) -> int:
         """The next change number (inside a transaction)."""
         self._db.execute("UPDATE bodi_meta SET value = CAST(value AS INTEGER) + 1 "
@@ -329,17 +351,20 @@ class SQLiteStorage(Storage):
 
     def _write(self, study: str, trial: TrialRecord) -> None:  # inside a transaction
         self._db.execute(
-            "INSERT OR REPLACE INTO trials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO trials VALUES "
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (study, trial.number, trial.state, json.dumps(trial.params),
              json.dumps(trial.x), trial.value, trial.message, trial.suggest_seconds,
              time.time(), trial.worker, trial.heartbeat, trial.attempts, self._next_seq(),
              None if trial.values is None else json.dumps(trial.values),
-             None if trial.constraints is None else json.dumps(trial.constraints)),
+             None if trial.constraints is None else json.dumps(trial.constraints),
+             json.dumps(trial.user_attrs) if trial.user_attrs else None),
         )
 
-    def put_trial(self, study: str, trial: TrialRecord) -> None:
+    def put_trials(self, study: str, trials: Sequence[TrialRecord]) -> None:
         with self._transaction():
-            self._write(study, trial)
+            for trial in trials:
+                self._write(study, trial)
 
     def _select(self, where: str, args: tuple) -> list[TrialRecord]:
         rows = self._db.execute(
@@ -347,8 +372,9 @@ class SQLiteStorage(Storage):
         ).fetchall()
         return [TrialRecord(n, s, json.loads(p), json.loads(x), v, m, t, w, h, a,
                             None if vs is None else json.loads(vs),
-                            None if cs is None else json.loads(cs))
-                for n, s, p, x, v, m, t, w, h, a, vs, cs in rows]
+                            None if cs is None else json.loads(cs),
+                            None if us is None else json.loads(us))
+                for n, s, p, x, v, m, t, w, h, a, vs, cs, us in rows]
 
     def changes(self, study: str, cursor: int) -> tuple[list[TrialRecord], int]:
         with self._transaction():  # one consistent snapshot of rows and cursor

@@ -1,4 +1,5 @@
-"""Load a stored study and continue it: ``bodi.load_study("study.db")``."""
+"""Stored studies: load one and continue it (``bodi.load_study("study.db")``), list, copy
+and delete them."""
 
 from __future__ import annotations
 
@@ -8,6 +9,49 @@ from bodi.optimizers import Optimizer, optimizer_class
 from bodi.optimizers.registry import accepts_device
 from bodi.space import SearchSpace
 from bodi.storage import Storage, open_storage
+
+
+def _existing(storage: str | Path | Storage) -> Storage:
+    """An existing study file (or a Storage) opened; a missing file is an error."""
+    if isinstance(storage, str | Path) and not Path(storage).is_file():
+        raise ValueError(f"no study file at {storage}")
+    return open_storage(storage)
+
+
+def study_summaries(storage: str | Path | Storage) -> list[str]:
+    """One line per study of ``storage``: name, optimizer, trials by state, direction."""
+    store = _existing(storage)
+    lines = []
+    for name in store.study_names():
+        record = store.get_study(name)
+        states = [t.state for t in store.trials(name)]
+        counts = ", ".join(f"{states.count(s)} {s}" for s in ("complete", "failed", "pending")
+                           if states.count(s)) or "no trials"
+        lines.append(f"{name}: {record.optimizer}, {len(record.space['parameters'])} "
+                     f"parameters, {len(states)} trials ({counts}), {record.direction}")
+    return lines
+
+
+def delete_study(storage: str | Path | Storage, study_name: str) -> None:
+    """Remove ``study_name`` and its trials from ``storage``."""
+    _existing(storage).delete_study(study_name)
+
+
+def copy_study(source: str | Path | Storage, study_name: str, target: str | Path | Storage,
+               new_name: str | None = None) -> str:
+    """Copy ``study_name`` (its definition and every trial) from ``source`` into ``target``
+    (a new file is created) as ``new_name`` (default: the same name); returns the name."""
+    src = _existing(source)
+    record = src.get_study(study_name)
+    if record is None:
+        raise ValueError(f"no study {study_name!r} (studies: "
+                         f"{', '.join(src.study_names()) or 'none'})")
+    dst = open_storage(target)
+    name = new_name or study_name
+    dst.create_study(type(record)(name, record.optimizer, record.space, record.settings,
+                                  record.seed, record.direction))
+    dst.put_trials(name, src.trials(study_name))
+    return name
 
 
 def load_study(
@@ -29,9 +73,7 @@ def load_study(
         device: where a GP optimizer's model computes (``"cuda"``; default the CPU). The device
             is not part of a study: one run on a GPU continues on the CPU and vice versa.
     """
-    if isinstance(storage, str | Path) and not Path(storage).is_file():
-        raise ValueError(f"no study file at {storage}")
-    store = open_storage(storage)
+    store = _existing(storage)
     names = store.study_names()
     if study_name is None:
         if len(names) != 1:

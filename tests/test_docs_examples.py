@@ -66,6 +66,9 @@ def test_python_examples_run(path, blocks, tmp_path):
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, f"{path.name}:\n{proc.stderr[-3000:]}"
+    # quiet: no warning from another library about what the example does, no log per trial
+    assert "Warning" not in proc.stderr, proc.stderr[-3000:]
+    assert len((proc.stdout + proc.stderr).splitlines()) < 30, proc.stdout + proc.stderr
 
 
 def test_the_layout_map_lists_every_module():

@@ -162,3 +162,86 @@ def test_unreachable_scheduler_is_one_line_and_leaves_no_study_file(project, cap
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "cannot reach the Dask scheduler" in err[0]
     assert not study.exists()
+
+
+# ------------------------------------------------------------ what Optuna users reach for
+def test_retry_failed_trials_puts_them_back_first(tmp_path):
+    calls = []
+
+    def flaky(params):
+        calls.append(dict(params))
+        if len(calls) in (2, 3):
+            raise RuntimeError("licence server down")
+        return value(params)
+
+    storage = tmp_path / "study.db"
+    result = bodi.minimize(flaky, SPACE, budget=6, seed=0, storage=storage, **SMALL)
+    failed = [t for t in result.history if t.state == "failed"]
+    assert [t.number for t in failed] == [1, 2]
+    opt = bodi.load_study(storage)
+    assert opt.retry_failed() == [1, 2]
+    assert all(opt.trials[n].waiting for n in (1, 2))
+    result = bodi.minimize(flaky, SPACE, budget=6, optimizer=opt)
+    assert [t.state for t in result.history] == ["complete"] * 6
+    assert calls[6:] == [t.params for t in failed]  # evaluated again, nothing new
+    assert result.history[1].user_attrs["failed_before"].endswith("licence server down")
+
+
+def test_enqueue_user_attrs_and_the_trials_table(tmp_path):
+    storage = tmp_path / "study.db"
+    opt = bodi.BODi(SPACE, seed=0, storage=storage, **SMALL)
+    wanted = {**{f"b{i}": False for i in range(5)}, "c": "y"}
+    assert opt.enqueue(wanted).waiting
+    with pytest.raises(ValueError, match="already a trial"):
+        opt.enqueue(wanted)
+
+    def objective(params):
+        return bodi.Outcome(value(params), user_attrs={"seconds": 1.5, "note": "ok"})
+
+    result = bodi.minimize(objective, SPACE, budget=5, optimizer=opt)
+    assert result.history[0].params == wanted and result.best_value == 0.0
+    opt.set_user_attr(0, "reviewed", True)
+    with pytest.raises(ValueError, match="JSON"):
+        opt.set_user_attr(0, "bad", object())
+    again = bodi.load_study(storage)
+    assert again.trials[0].user_attrs == {"seconds": 1.5, "note": "ok", "reviewed": True}
+    frame = again.trials_dataframe()
+    assert len(frame) == 5 and list(frame.columns[:3]) == ["number", "state", "value"]
+    assert {"params_b0", "params_c", "user_attrs_seconds", "user_attrs_reviewed"} <= set(
+        frame.columns)
+    assert frame.loc[0, "value"] == 0.0
+
+
+def test_show_csv_and_studies_list_copy_delete(project, capsys):
+    study = project / "study.db"
+    assert _run(project, study, "--quiet") == 0
+    assert main(["show", str(study), "--csv", str(project / "trials.csv")]) == 0
+    lines = (project / "trials.csv").read_text().splitlines()
+    assert len(lines) == 7 and lines[0].startswith("number,state,value,params_b0")
+    capsys.readouterr()
+    assert main(["studies", str(study)]) == 0
+    assert "default: BODi, 6 parameters, 6 trials (6 complete), minimize" in \
+        capsys.readouterr().out
+    assert main(["studies", str(study), "--copy", "default", "--to", str(project / "b.db"),
+                 "--as", "again"]) == 0
+    copy = bodi.load_study(project / "b.db", "again")
+    assert [t.params for t in copy.trials] == [t.params for t in bodi.load_study(study).trials]
+    assert main(["studies", str(project / "b.db"), "--delete", "again"]) == 0
+    capsys.readouterr()
+    assert main(["studies", str(project / "b.db")]) == 0
+    assert "holds no study" in capsys.readouterr().out
+    assert main(["studies", str(study), "--delete", "nope"]) == 2
+
+
+def test_export_to_optuna_reads_back(project, capsys):
+    optuna = pytest.importorskip("optuna")
+    study = project / "study.db"
+    assert _run(project, study, "--quiet") == 0
+    url = f"sqlite:///{project / 'optuna.db'}"
+    assert main(["export", str(study), "--optuna", url]) == 0
+    assert "exported 6 trials" in capsys.readouterr().out
+    exported = optuna.load_study(study_name="default", storage=url)
+    original = bodi.load_study(study)
+    assert [t.params for t in exported.trials] == [t.params for t in original.trials]
+    assert [t.value for t in exported.trials] == [t.value for t in original.trials]
+    assert exported.best_value == original.best[1]

@@ -67,6 +67,15 @@ class Trial:
     values: list[float] | None = None
     #: the outcome-constraint values of a complete trial, ``None`` without outcome constraints
     constraints: list[float] | None = None
+    #: the user's attributes (JSON values by name): :meth:`Optimizer.set_user_attr`, or
+    #: ``bodi.Outcome(value, user_attrs={...})`` from the objective
+    user_attrs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def waiting(self) -> bool:
+        """Whether the trial waits to be evaluated (enqueued, or a failed trial put back by
+        :meth:`Optimizer.retry_failed`): pending, held by no worker, never handed out."""
+        return self.state == "pending" and self.worker is None and self.attempts == 0
 
     @property
     def feasible(self) -> bool:
@@ -86,14 +95,15 @@ class Trial:
         """This trial as stored."""
         return TrialRecord(self.number, self.state, self.params, self.x.tolist(), self.value,
                            self.message, self.suggest_seconds, self.worker, self.heartbeat,
-                           self.attempts, self.values, self.constraints)
+                           self.attempts, self.values, self.constraints,
+                           dict(self.user_attrs) or None)
 
     @classmethod
     def from_record(cls, record: TrialRecord) -> Trial:
         return cls(record.number, record.params, torch.tensor(record.x, dtype=DTYPE),
                    record.state, record.value, record.message, record.suggest_seconds,
                    record.worker, record.heartbeat, record.attempts, record.values,
-                   record.constraints)
+                   record.constraints, dict(record.user_attrs or {}))
 
     def update(self, record: TrialRecord) -> None:
         """Take the stored state of this trial (written by this or another worker)."""
@@ -101,6 +111,7 @@ class Trial:
         self.values, self.constraints = record.values, record.constraints
         self.worker, self.heartbeat, self.attempts = (
             record.worker, record.heartbeat, record.attempts)
+        self.user_attrs = dict(record.user_attrs or {})
 
     def as_dict(self) -> dict[str, Any]:
         out = {
@@ -115,20 +126,24 @@ class Trial:
             out["values"] = list(self.values)
         if self.constraints is not None:
             out["constraints"] = list(self.constraints)
+        if self.user_attrs:
+            out["user_attrs"] = dict(self.user_attrs)
         return out
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """What an objective function returns when the study has outcome constraints: its value
-    (a float, or one per objective) and ``constraints``, one number per outcome constraint,
-    feasible when ``<= 0``.
+    """What an objective function returns when it reports more than its value: the value
+    (a float, or one per objective), ``constraints``, one number per outcome constraint of
+    the study (feasible when ``<= 0``), and ``user_attrs``, anything to keep with the trial
+    (JSON values by name, e.g. the training time).
 
     Example: ``return bodi.Outcome(error, constraints=[latency_ms - 10.0])``.
     """
 
     value: Any
-    constraints: Sequence[float]
+    constraints: Sequence[float] | None = None
+    user_attrs: Mapping[str, Any] | None = None
 
 
 class Optimizer(ABC):
@@ -294,7 +309,8 @@ class Optimizer(ABC):
         self.refresh()
         if self.on_pending == "fail":
             for trial in self._stale_pending():
-                self._reclaim(trial, 0, "pending when the study was loaded")
+                if not trial.waiting:  # an enqueued or retried trial is not lost
+                    self._reclaim(trial, 0, "pending when the study was loaded")
 
     def refresh(self) -> None:
         """Read the trials that other workers (or other optimizers) added or changed."""
@@ -461,7 +477,7 @@ class Optimizer(ABC):
         for trial in self._stale_pending():
             if len(configs) == count:
                 break
-            if self.on_pending == "fail":
+            if self.on_pending == "fail" and not trial.waiting:
                 self._reclaim(trial, 0, "pending when the study was loaded")
             elif self._reclaim(trial, self.max_attempts, (
                 f"its evaluation was lost {trial.attempts} time(s) (the evaluating process "
@@ -540,6 +556,7 @@ class Optimizer(ABC):
         params: Mapping[str, Any] | Sequence[Mapping[str, Any]],
         value: Any,
         constraints: Sequence[float] | Sequence[Sequence[float]] | None = None,
+        user_attrs: Mapping[str, Any] | None = None,
     ) -> Trial | list[Trial]:
         """Record the value of one configuration, or of a list of them; returns the trial(s).
 
@@ -548,8 +565,10 @@ class Optimizer(ABC):
         With several objectives a value is a sequence of one number per objective (a ``None``,
         NaN or inf among them marks the trial as failed). With outcome constraints,
         ``constraints`` gives each configuration's constraint values (one sequence of ``c``
-        numbers per configuration); a non-finite one marks the trial as failed.
+        numbers per configuration); a non-finite one marks the trial as failed. ``user_attrs``
+        (JSON values by name) are stored with each told trial.
         """
+        attrs = check_user_attrs(user_attrs)
         single = isinstance(params, Mapping)
         if single:
             params_list, values = [params], [value]
@@ -568,11 +587,61 @@ class Optimizer(ABC):
         trials = []
         for x, c, v, limit in zip(X, checked, values, limits, strict=True):
             if c is not None and self.outcome_constraints and limit is None:
-                trials.append(self._record(x, None, "a constraint value is not finite"))
+                trials.append(self._record(x, None, "a constraint value is not finite",
+                                           user_attrs=attrs))
             else:
                 trials.append(self._record(
-                    x, c, None if c is not None else f"objective returned {v!r}", limit))
+                    x, c, None if c is not None else f"objective returned {v!r}", limit,
+                    user_attrs=attrs))
         return trials[0] if single else trials
+
+    def trials_dataframe(self) -> Any:
+        """The trials as a ``pandas.DataFrame`` (columns as Optuna's ``trials_dataframe``:
+        ``number``, ``state``, ``value``, ``params_<name>``, ``user_attrs_<key>``, ...;
+        :mod:`bodi.export`)."""
+        from bodi.export import trials_dataframe
+
+        return trials_dataframe(self)
+
+    def set_user_attr(self, number: int, key: str, value: Any) -> Trial:
+        """Store ``value`` (JSON) as the user attribute ``key`` of trial ``number``."""
+        self.refresh()
+        if not 0 <= number < len(self.trials):
+            raise ValueError(f"no trial #{number} (the study has {len(self.trials)})")
+        trial = self.trials[number]
+        trial.user_attrs = {**trial.user_attrs, **check_user_attrs({key: value})}
+        self._save(trial)
+        return trial
+
+    def enqueue(self, params: Mapping[str, Any]) -> Trial:
+        """Store ``params`` as a trial to evaluate next: the next ``ask`` (of any worker of the
+        study) returns it before proposing anything new. It counts toward a budget like any
+        trial. A configuration equal to an earlier trial is refused (unless ``allow_repeats``)."""
+        x = self.space.encode([params])[0]
+        if not bool(self.space.feasible(x.unsqueeze(0))[0]):
+            raise ValueError(f"{dict(params)} violates the search space's constraints")
+        self.refresh()
+        if not self.allow_repeats and any(torch.equal(t.x, x) for t in self.trials):
+            raise ValueError(f"{dict(params)} is already a trial of the study")
+        record = Trial(-1, self.space.decode(x.unsqueeze(0))[0], x.clone(), attempts=0).record()
+        (stored,) = self.storage.add_trials(self.study_name, [record], known=len(self.trials),
+                                            unique=False)
+        self.refresh()
+        return self.trials[stored.number]
+
+    def retry_failed(self) -> list[int]:
+        """Put every failed trial back to be evaluated again (the next ``ask`` returns them
+        first, as for :meth:`enqueue`); returns their numbers. Their earlier messages are kept
+        as the user attribute ``"failed_before"``."""
+        self.refresh()
+        failed = [t for t in self.trials if t.state == "failed"]
+        for trial in failed:
+            trial.user_attrs = {**trial.user_attrs, "failed_before": trial.message}
+            trial.state, trial.message, trial.worker, trial.heartbeat, trial.attempts = (
+                "pending", None, None, None, 0)
+        self.storage.put_trials(self.study_name, [t.record() for t in failed])
+        self.refresh()
+        return [t.number for t in failed]
 
     def _check_constraints(self, constraints: Any, n: int, single: bool) -> list[Any]:
         """``n`` checked lists of constraint values (``None``: a non-finite one)."""
@@ -618,7 +687,8 @@ class Optimizer(ABC):
         return None if any(v is None for v in checked) else checked
 
     def _record(self, x: Tensor, value: float | list[float] | None,
-                message: str | None, constraints: list[float] | None = None) -> Trial:
+                message: str | None, constraints: list[float] | None = None,
+                user_attrs: dict[str, Any] | None = None) -> Trial:
         self.refresh()
         pending = [t for t in self.trials if t.state == "pending" and torch.equal(t.x, x)]
         # this worker's own trial first, then one another worker holds
@@ -633,6 +703,8 @@ class Optimizer(ABC):
             trial.state, trial.value = "complete", value
         if value is not None:
             trial.constraints = constraints
+        if user_attrs:
+            trial.user_attrs = {**trial.user_attrs, **user_attrs}
         self._save(trial)  # committed before anything else happens
         return trial
 
@@ -694,6 +766,18 @@ def multi_objective_methods() -> list[str]:
     from bodi.optimizers.registry import multi_objective_method_names
 
     return multi_objective_method_names()
+
+
+def check_user_attrs(attrs: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``attrs`` as a dict of JSON values by string name; anything else is a ``ValueError``."""
+    if attrs is None:
+        return {}
+    if not isinstance(attrs, Mapping) or not all(isinstance(k, str) for k in attrs):
+        raise ValueError(f"user attributes must be a dict with string keys, got {attrs!r}")
+    try:
+        return json.loads(json.dumps(dict(attrs), allow_nan=False))
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"user attributes must be JSON values: {err}") from None
 
 
 def _differences(field: str, stored: Any, given: Any) -> list[str]:

@@ -1,0 +1,103 @@
+"""A study's trials in the formats other tools read: rows, a pandas table, CSV, Optuna.
+
+:func:`trial_rows` is the one flat view (one dict per trial, columns ``number``, ``state``,
+``value`` or ``values_<i>``, ``params_<name>``, ``constraints_<i>``, ``user_attrs_<key>``,
+``message``, ``suggest_seconds``, as Optuna's ``trials_dataframe`` names them); the table, the
+CSV file and the Optuna export are built from it or from the trials directly.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bodi.extras import require
+
+if TYPE_CHECKING:
+    from bodi.optimizers.base import Optimizer
+
+
+def trial_rows(optimizer: Optimizer) -> list[dict[str, Any]]:
+    """Every trial of the study as one flat dict (see the module docstring)."""
+    optimizer.refresh()
+    rows = []
+    for trial in optimizer.trials:
+        row: dict[str, Any] = {"number": trial.number, "state": trial.state}
+        if optimizer.is_multi_objective:
+            values = trial.objective_values or [None] * optimizer.n_objectives
+            row.update({f"values_{i}": v for i, v in enumerate(values)})
+        else:
+            row["value"] = trial.value
+        row.update({f"params_{name}": value for name, value in trial.params.items()})
+        for i, c in enumerate(trial.constraints or []):
+            row[f"constraints_{i}"] = c
+        for key, value in trial.user_attrs.items():
+            row[f"user_attrs_{key}"] = value
+        row["message"] = trial.message
+        row["suggest_seconds"] = trial.suggest_seconds
+        rows.append(row)
+    return rows
+
+
+def _columns(rows: list[dict[str, Any]]) -> list[str]:
+    columns: list[str] = []
+    for row in rows:
+        columns += [c for c in row if c not in columns]
+    return columns
+
+
+def trials_dataframe(optimizer: Optimizer) -> Any:
+    """The trials as a ``pandas.DataFrame``, one row per trial (the ``pandas`` extra)."""
+    pandas = require("pandas", "trials_dataframe()", "pandas")
+    rows = trial_rows(optimizer)
+    return pandas.DataFrame(rows, columns=_columns(rows))
+
+
+def write_csv(optimizer: Optimizer, path: str | Path) -> Path:
+    """The trials as a CSV file (no extra needed); lists and dicts are written as JSON."""
+    rows = trial_rows(optimizer)
+    path = Path(path)
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=_columns(rows))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: json.dumps(v) if isinstance(v, list | dict) else v
+                             for k, v in row.items()})
+    return path
+
+
+def export_to_optuna(optimizer: Optimizer, storage: str, study_name: str | None = None) -> str:
+    """Write the study into an Optuna storage (an RDB URL such as ``sqlite:///optuna.db``), so
+    that Optuna's tools (optuna-dashboard, ``optuna.visualization``) show it. Each trial becomes
+    an Optuna trial with the distributions of the bodi parameters
+    (:func:`bodi.adapters.optuna.make_distributions`); complete trials keep their values,
+    failed ones are FAIL, pending ones WAITING; constraints and user attributes go into the
+    user attributes.
+    Returns the Optuna study's name (``study_name``, default the bodi study's)."""
+    optuna = require("optuna", "the export to Optuna", "optuna")
+    from optuna.trial import TrialState, create_trial
+
+    from bodi.adapters.optuna import make_distributions, to_optuna_params
+
+    distributions = make_distributions(optimizer.space)
+    name = study_name or optimizer.study_name
+    study = optuna.create_study(storage=storage, study_name=name,
+                                directions=list(optimizer.directions))
+    states = {"complete": TrialState.COMPLETE, "failed": TrialState.FAIL,
+              "pending": TrialState.WAITING}
+    optimizer.refresh()
+    for trial in optimizer.trials:
+        attrs = dict(trial.user_attrs)
+        if trial.constraints is not None:
+            attrs["constraints"] = list(trial.constraints)
+        if trial.message:
+            attrs["message"] = trial.message
+        complete = trial.state == "complete"
+        study.add_trial(create_trial(
+            state=states[trial.state], distributions=distributions,
+            params=to_optuna_params(optimizer.space, distributions, trial.x),
+            values=trial.objective_values if complete else None, user_attrs=attrs,
+            system_attrs={"bodi:number": trial.number}))
+    return name
