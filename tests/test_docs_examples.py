@@ -6,6 +6,7 @@ acquisition settings made small; nothing else of the examples is changed. Blocks
 GPU run only where one is present.
 """
 
+import os
 import re
 import subprocess
 import sys
@@ -79,3 +80,20 @@ def test_the_layout_map_lists_every_module():
                 if p.parent != ROOT / "bodi"]
     missing = [m for m in modules + packages if f"`{m}`" not in layout]
     assert not missing, f"docs/development.md's layout lacks {missing}"
+
+
+SHELL_BLOCK = re.compile(r"^```bash\n(.*?)^```", re.DOTALL | re.MULTILINE)
+#: the shell examples that run as they are (with smaller budgets): a study from start to end
+RUNNABLE_SHELL = [ROOT / "docs" / "studies.md"]
+
+
+@pytest.mark.parametrize("path", RUNNABLE_SHELL, ids=lambda p: p.name)
+def test_shell_examples_run(path, tmp_path):
+    script = "set -euo pipefail\n" + "\n".join(SHELL_BLOCK.findall(path.read_text()))
+    script = re.sub(r"--budget (\d+)", lambda m: f"--budget {max(4, int(m.group(1)) // 5)}",
+                    script).replace("bodi run ", "bodi run --n-init 3 --quiet ")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "best trial #" in proc.stdout and (tmp_path / "study.png").exists()
