@@ -292,7 +292,7 @@ def _show(args: argparse.Namespace) -> int:
     from bodi.plots import plot_study
     from bodi.study import load_study
 
-    optimizer = load_study(args.storage, args.study_name)
+    optimizer = load_study(args.storage, args.study_name, read_only=True)
     if args.csv:
         from bodi.export import write_csv
 
@@ -359,7 +359,7 @@ def _export(args: argparse.Namespace) -> int:
     from bodi.export import export_to_optuna
     from bodi.study import load_study
 
-    optimizer = load_study(args.storage, args.study_name)
+    optimizer = load_study(args.storage, args.study_name, read_only=True)
     name = export_to_optuna(optimizer, args.optuna, args.optuna_study_name)
     print(f"exported {len(optimizer.trials)} trials to Optuna study {name!r} in {args.optuna} "
           f"(optuna-dashboard {args.optuna} shows it)")

@@ -8,11 +8,18 @@ persistence.
 
 Opening a file never modifies it unless it is a bodi study file or an empty/new file: anything
 else (not SQLite, a corrupt database, another application's SQLite database) is rejected with a
-``ValueError`` after a read-only look.
+``ValueError`` after a read-only look. ``SQLiteStorage(path, read_only=True)`` (``bodi show``,
+``bodi studies``, ``bodi export``) never writes: no lock, no schema change, no trigger can run,
+and it works on read-only media.
+
+The write-ahead log is checkpointed into the study file after every committed write
+(``wal_autocheckpoint``) and when the storage is closed, so that a copy of the ``.db`` file
+alone holds the study (unless a reader held the log at that moment).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import sqlite3
@@ -253,12 +260,19 @@ class SQLiteStorage(Storage):
 
     shared = True
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, *, read_only: bool = False):
         super().__init__()
         self.path = Path(path)
+        self.read_only = read_only
         _check_is_study_file(self.path)
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
+        if read_only:
+            if not self.path.is_file() or self.path.stat().st_size == 0:
+                raise ValueError(f"no study file at {self.path}")
+            self.shared = False  # no heartbeats: a reader holds no trial
+            self._columns = {row[1] for row in self._db.execute("PRAGMA table_info(trials)")}
+            return
         try:
             db = self._db
             db.execute("PRAGMA journal_mode=WAL")
@@ -294,18 +308,47 @@ class SQLiteStorage(Storage):
     def _db(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
         if db is None:
-            db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None,
-                                 check_same_thread=False)
-            db.execute("PRAGMA synchronous=NORMAL")
+            db = self._read_only_connection() if self.read_only else sqlite3.connect(
+                self.path, timeout=60.0, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA trusted_schema=OFF")
             db.execute("PRAGMA busy_timeout=60000")
+            if not self.read_only:
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.execute("PRAGMA wal_autocheckpoint=1")  # the .db file holds every commit
             self._local.db = db
             with self._lock:
                 self._connections.append(db)
         return db
 
+    def _read_only_connection(self) -> sqlite3.Connection:
+        """A connection that cannot write (``mode=ro``, ``query_only``); on read-only media,
+        where SQLite cannot create the log's index beside the file, as an immutable file."""
+        uri = self.path.resolve().as_uri()
+        for options in ("mode=ro", "mode=ro&immutable=1"):
+            db = sqlite3.connect(f"{uri}?{options}", uri=True, timeout=60.0,
+                                 isolation_level=None, check_same_thread=False)
+            try:
+                db.execute("PRAGMA query_only=ON")
+                db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+                return db
+            except sqlite3.OperationalError:
+                db.close()
+        raise ValueError(f"{self.path} cannot be read")
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise ValueError(f"{self.path} is open read-only")
+
     @contextmanager
     def _transaction(self) -> Iterator[None]:
         """One committed transaction (rolled back if the block raises)."""
+        if self.read_only:  # a consistent snapshot for the reads of the block
+            self._db.execute("BEGIN")
+            try:
+                yield
+            finally:
+                self._db.execute("ROLLBACK")
+            return
         self._db.execute("BEGIN IMMEDIATE")
         try:
             yield
@@ -327,6 +370,7 @@ class SQLiteStorage(Storage):
         return [r[0] for r in self._db.execute("SELECT name FROM studies ORDER BY name")]
 
     def create_study(self, record: StudyRecord) -> None:
+        self._writable()
         with self._transaction():
             if self.get_study(record.name) is not None:
                 raise ValueError(f"study {record.name!r} already exists in {self.path}")
@@ -337,6 +381,7 @@ class SQLiteStorage(Storage):
             )
 
     def delete_study(self, name: str) -> None:
+        self._writable()
         with self._transaction():
             if self.get_study(name) is None:
                 raise ValueError(f"no study {name!r} in {self.path}")
@@ -362,13 +407,18 @@ class SQLiteStorage(Storage):
         )
 
     def put_trials(self, study: str, trials: Sequence[TrialRecord]) -> None:
+        self._writable()
         with self._transaction():
             for trial in trials:
                 self._write(study, trial)
 
     def _select(self, where: str, args: tuple) -> list[TrialRecord]:
+        columns = _TRIAL_COLUMNS
+        if self.read_only:  # an older file, not upgraded: its missing columns are empty
+            columns = ", ".join(c if c in self._columns else f"NULL AS {c}"
+                                for c in _TRIAL_COLUMNS.split(", "))
         rows = self._db.execute(
-            f"SELECT {_TRIAL_COLUMNS} FROM trials WHERE {where} ORDER BY number", args
+            f"SELECT {columns} FROM trials WHERE {where} ORDER BY number", args
         ).fetchall()
         return [TrialRecord(n, s, json.loads(p), json.loads(x), v, m, t, w, h, a,
                             None if vs is None else json.loads(vs),
@@ -387,6 +437,7 @@ class SQLiteStorage(Storage):
         self, study: str, trials: Sequence[TrialRecord], *, known: int, unique: bool = True,
         limit: int | None = None,
     ) -> list[TrialRecord] | None:
+        self._writable()
         with self._transaction():
             others = self._select("study = ? AND number >= ?", (study, known))
             (count,) = self._db.execute(
@@ -398,6 +449,7 @@ class SQLiteStorage(Storage):
         self, study: str, seen: TrialRecord, worker: str, *, max_attempts: int,
         message: str,
     ) -> TrialRecord | None:
+        self._writable()
         with self._transaction():
             current = self._select("study = ? AND number = ?", (study, seen.number))
             new = _reclaimed(current[0] if current else None, seen, worker, max_attempts,
@@ -407,6 +459,8 @@ class SQLiteStorage(Storage):
             return new
 
     def heartbeat(self, study: str, worker: str) -> None:
+        if self.read_only:
+            return
         with self._transaction():
             self._db.execute(
                 "UPDATE trials SET heartbeat = ?, seq = ? "
@@ -417,6 +471,9 @@ class SQLiteStorage(Storage):
     def close(self) -> None:
         with self._lock:
             for db in self._connections:
+                if not self.read_only:
+                    with contextlib.suppress(sqlite3.Error):  # busy: the next writer will
+                        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 db.close()
             self._connections.clear()
         self._local = threading.local()
@@ -457,12 +514,13 @@ def _check_is_study_file(path: Path) -> None:
         raise ValueError(f"{path} is not a readable bodi study file: {err}") from err
 
 
-def open_storage(storage: str | Path | Storage | None) -> Storage:
-    """``None`` -> in memory; a path -> SQLite; a :class:`Storage` is returned as is."""
+def open_storage(storage: str | Path | Storage | None, *, read_only: bool = False) -> Storage:
+    """``None`` -> in memory; a path -> SQLite (``read_only``: never written, see
+    :class:`SQLiteStorage`); a :class:`Storage` is returned as is."""
     if storage is None:
         return InMemoryStorage()
     if isinstance(storage, Storage):
         return storage
     if isinstance(storage, str | Path):
-        return SQLiteStorage(storage)
+        return SQLiteStorage(storage, read_only=read_only)
     raise ValueError(f"storage must be a path or a Storage, got {type(storage).__name__}")

@@ -11,16 +11,16 @@ from bodi.space import SearchSpace
 from bodi.storage import Storage, open_storage
 
 
-def _existing(storage: str | Path | Storage) -> Storage:
+def _existing(storage: str | Path | Storage, read_only: bool = False) -> Storage:
     """An existing study file (or a Storage) opened; a missing file is an error."""
     if isinstance(storage, str | Path) and not Path(storage).is_file():
         raise ValueError(f"no study file at {storage}")
-    return open_storage(storage)
+    return open_storage(storage, read_only=read_only)
 
 
 def study_summaries(storage: str | Path | Storage) -> list[str]:
     """One line per study of ``storage``: name, optimizer, trials by state, direction."""
-    store = _existing(storage)
+    store = _existing(storage, read_only=True)
     lines = []
     for name in store.study_names():
         record = store.get_study(name)
@@ -41,7 +41,7 @@ def copy_study(source: str | Path | Storage, study_name: str, target: str | Path
                new_name: str | None = None) -> str:
     """Copy ``study_name`` (its definition and every trial) from ``source`` into ``target``
     (a new file is created) as ``new_name`` (default: the same name); returns the name."""
-    src = _existing(source)
+    src = _existing(source, read_only=True)
     record = src.get_study(study_name)
     if record is None:
         raise ValueError(f"no study {study_name!r} (studies: "
@@ -60,6 +60,7 @@ def load_study(
     *,
     on_pending: str = "reissue",
     device: str | None = None,
+    read_only: bool = False,
 ) -> Optimizer:
     """Rebuild the optimizer of a stored study, with all its trials, ready to ``ask``.
 
@@ -72,8 +73,10 @@ def load_study(
         study_name: which study; may be omitted when the storage holds exactly one.
         device: where a GP optimizer's model computes (``"cuda"``; default the CPU). The device
             is not part of a study: one run on a GPU continues on the CPU and vice versa.
+        read_only: open the study file read-only, to look at the study (its trials, best,
+            front, tables): nothing is written, and ``ask``/``tell`` raise ``ValueError``.
     """
-    store = _existing(storage)
+    store = _existing(storage, read_only)
     names = store.study_names()
     if study_name is None:
         if len(names) != 1:

@@ -25,7 +25,7 @@ Outs = str | Path | Sequence[str | Path]
 def _store(out: str | Path) -> ResultsStore:
     if not (Path(out) / DB_NAME).exists():
         raise ValueError(f"{out} holds no benchmark results ({DB_NAME} not found)")
-    return ResultsStore(out)
+    return ResultsStore(out, read_only=True)
 
 
 def _dirs(out: Outs) -> list[Path]:

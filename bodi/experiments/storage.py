@@ -60,11 +60,26 @@ class Evaluation:
 class ResultsStore:
     """The results database of a benchmark output directory."""
 
-    def __init__(self, out: str | Path):
+    def __init__(self, out: str | Path, *, read_only: bool = False):
         self.out = Path(out)
         self.path = self.out / DB_NAME
         if self.out.exists() and not self.out.is_dir():
             raise ValueError(f"output path {self.out} exists and is not a directory")
+        if read_only:  # reports: no lock, no schema change, and only bodi's own tables
+            uri = f"{self.path.resolve().as_uri()}?mode=ro"
+            try:
+                self._db = sqlite3.connect(uri, uri=True, timeout=60.0)
+                self._db.execute("PRAGMA query_only=ON")
+                self._db.execute("PRAGMA trusted_schema=OFF")
+                tables = {r[0] for r in self._db.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            except sqlite3.DatabaseError as err:
+                raise ValueError(f"{self.path} is not a bodi results database: {err}") from err
+            if not {"tasks", "evaluations"} <= tables:
+                self._db.close()
+                raise ValueError(f"{self.path} is not a bodi results database (tables: "
+                                 f"{', '.join(sorted(tables)[:5]) or 'none'})")
+            return
         self.out.mkdir(parents=True, exist_ok=True)
         try:
             self._db = sqlite3.connect(self.path, timeout=60.0)  # another runner may be writing

@@ -1,0 +1,98 @@
+"""The study file is the whole study, and reading it never writes (issue 34, file level)."""
+
+import os
+import shutil
+import sqlite3
+import stat
+
+import pytest
+
+import bodi
+from bodi.cli import main
+from bodi.space import Binary, SearchSpace
+
+SPACE = SearchSpace([Binary(f"b{i}") for i in range(6)])
+SMALL = {"dictionary_size": 8, "num_restarts": 2, "raw_samples": 32, "n_init": 3}
+
+
+def ones(params):
+    return float(sum(params.values()))
+
+
+def _study(path, budget=5):
+    result = bodi.minimize(ones, SPACE, budget=budget, seed=0, storage=path, **SMALL)
+    return result.optimizer
+
+
+def test_a_copy_of_the_db_file_alone_holds_every_told_trial(tmp_path):
+    path = tmp_path / "study.db"
+    opt = _study(path)  # still open: nothing closed or checkpointed by hand
+    shutil.copy(path, tmp_path / "copy.db")  # the file alone, not its -wal
+    copy = bodi.load_study(tmp_path / "copy.db", read_only=True)
+    assert [t.params for t in copy.trials] == [t.params for t in opt.trials]
+    assert [t.state for t in copy.trials] == ["complete"] * 5
+
+
+def test_show_writes_nothing_and_works_on_a_read_only_file(tmp_path, capsys):
+    path = tmp_path / "study.db"
+    _study(path).close()
+    before = path.read_bytes()
+    (tmp_path / "study.db-wal").unlink(missing_ok=True)
+    os.chmod(path, stat.S_IRUSR)
+    os.chmod(tmp_path, stat.S_IRUSR | stat.S_IXUSR)  # read-only media: no file can be made
+    try:
+        assert main(["show", str(path), "--plot", str(tmp_path / "x.png"), "--json"]) == 0
+        assert '"number": 4' in capsys.readouterr().out
+        opt = bodi.load_study(path, read_only=True)
+        assert len(opt.trials) == 5
+        with pytest.raises(ValueError, match="read-only"):
+            opt.ask()
+    finally:
+        os.chmod(tmp_path, stat.S_IRWXU)
+        os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
+    assert path.read_bytes() == before
+
+
+def test_a_planted_trigger_never_runs_when_the_study_is_read(tmp_path, capsys):
+    path = tmp_path / "study.db"
+    _study(path).close()
+    db = sqlite3.connect(path)
+    db.execute("CREATE TRIGGER wipe AFTER UPDATE ON trials BEGIN DELETE FROM trials; END")
+    db.execute("CREATE TRIGGER wipe2 AFTER UPDATE ON bodi_meta BEGIN DELETE FROM trials; END")
+    db.commit()
+    db.close()
+    assert main(["show", str(path), "--json"]) == 0
+    assert main(["studies", str(path)]) == 0
+    assert "5 trials (5 complete)" in capsys.readouterr().out
+    count = sqlite3.connect(path).execute("SELECT COUNT(*) FROM trials").fetchone()[0]
+    assert count == 5
+
+
+def test_a_writer_holding_the_lock_does_not_block_show(tmp_path, capsys):
+    path = tmp_path / "study.db"
+    _study(path).close()
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # another process writing right now
+    try:
+        assert main(["show", str(path), "--json"]) == 0
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert '"number": 4' in capsys.readouterr().out
+
+
+def test_report_refuses_another_applications_database_and_leaves_it_untouched(tmp_path,
+                                                                             capsys):
+    pytest.importorskip("distributed")
+    (tmp_path / "app").mkdir()
+    path = tmp_path / "app" / "results.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE users (name TEXT)")
+    db.execute("INSERT INTO users VALUES ('ada')")
+    db.commit()
+    db.close()
+    before = path.read_bytes()
+    assert main(["report", str(tmp_path / "app")]) == 2
+    assert "not a bodi results database (tables: users)" in capsys.readouterr().err
+    assert path.read_bytes() == before
+    assert not (tmp_path / "app" / "results.db-wal").exists()
