@@ -71,7 +71,7 @@ def test_run_show_and_resume(project, capsys):
     # resuming with another seed is refused and leaves the file alone
     before = (project / "study.db").read_bytes()
     assert main(_run_args(project, "--budget", "12", "--resume", "--seed", "5")) == 2
-    assert "different" in capsys.readouterr().err
+    assert "seed: stored 0, given 5" in capsys.readouterr().err
     assert (project / "study.db").read_bytes() == before
 
 
