@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import signal
 import sys
 import threading
 import time
-import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,6 +16,7 @@ from bodi.benchmarks import planted_binary, planted_categorical, planted_mixed
 from bodi.extras import MissingExtraError, available, require
 from bodi.initial_design import DESIGNS
 from bodi.minimize import minimize
+from bodi.objective import load_objective
 from bodi.optimizers.registry import split_methods
 
 DEMO_PROBLEMS = {
@@ -151,40 +149,6 @@ def _modelfit(args: argparse.Namespace) -> int:
     print(summary_table(study.rows))
     print(f"finished in {study.seconds:.0f} s; " + ", ".join(str(p) for p in paths.values()))
     return 0
-
-
-def load_objective(spec: str):
-    """``"module:function"`` or ``"path/to/file.py:function"`` -> the callable."""
-    module_name, sep, function_name = spec.rpartition(":")
-    if not sep or not module_name or not function_name:
-        raise ValueError(f"--objective must look like module:function, got {spec!r}")
-    if module_name.endswith(".py"):
-        path = Path(module_name)
-        if not path.is_file():
-            raise ValueError(f"objective file {path} does not exist")
-        # Like a script, its folder is importable (helper modules beside it), but last on the
-        # path, so that a helper named like a standard-library module shadows nothing.
-        folder = str(path.resolve().parent)
-        if folder not in sys.path:
-            sys.path.append(folder)
-        # A private module name: a file called random.py or types.py shadows nothing.
-        name = f"_bodi_objective_{zlib.crc32(str(path.resolve()).encode()):08x}_{path.stem}"
-        module_spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(module_spec)
-        sys.modules[name] = module  # so that its functions pickle (Dask, process pools)
-        module_spec.loader.exec_module(module)
-    else:
-        # after everything else: a module of the working directory shadows no other module
-        if str(Path.cwd()) not in sys.path:
-            sys.path.append(str(Path.cwd()))
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as err:
-            raise ValueError(f"cannot import objective module {module_name!r}: {err}") from err
-    function = getattr(module, function_name, None)
-    if not callable(function):
-        raise ValueError(f"{module_name} has no function {function_name!r}")
-    return function
 
 
 def _stored_design(storage, study_name: str) -> str:

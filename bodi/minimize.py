@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import warnings
@@ -16,12 +17,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from bodi.diagnostics import logger
+from bodi.objective import call_pickled, pickled_by_value
 from bodi.optimizers.base import Optimizer, Outcome, Trial
 from bodi.optimizers.bo import BODi
 from bodi.progress import ProgressBars
 from bodi.space import SearchSpace, Value
 
 Objective = Callable[[dict[str, Value]], float | Sequence[float]]
+#: how often one evaluation that the cluster lost (not the objective) is run again
+MAX_INFRASTRUCTURE_RETRIES = 3
 
 
 @dataclass
@@ -241,6 +245,7 @@ class _Loop:
     def run_parallel(self, func: Objective, pool: _Pool, n_workers: int,
                      timeout: float | None) -> None:
         running: dict[Any, tuple[dict[str, Value], float]] = {}
+        retries: dict[str, int] = {}
         try:
             while True:
                 while len(running) < n_workers and (batch := self.ask(1)):
@@ -253,8 +258,21 @@ class _Loop:
                     first_deadline = min(start for _, start in running.values()) + timeout
                     wait = max(0.0, first_deadline - time.monotonic())
                 for future in pool.wait_first(list(running), wait):
-                    params, _ = running.pop(future)
-                    self.record(params, future.result)
+                    params, start = running.pop(future)
+                    lost = pool.lost(future)
+                    if lost is None:
+                        self.record(params, future.result)
+                        continue
+                    key = json.dumps(params, sort_keys=True, default=str)
+                    retries[key] = retries.get(key, 0) + 1
+                    if retries[key] > MAX_INFRASTRUCTURE_RETRIES:
+                        raise RuntimeError(
+                            f"the cluster lost the evaluation of {params} "
+                            f"{retries[key]} times ({type(lost).__name__}: {lost}); it stays "
+                            "pending and is evaluated when the study resumes") from lost
+                    logger.warning("evaluation lost by the cluster (%s: %s); running it again",
+                                   type(lost).__name__, lost)
+                    running[pool.submit(func, dict(params))] = (params, start)
                 if timeout is not None:
                     now = time.monotonic()
                     for future, (params, start) in list(running.items()):
@@ -405,6 +423,7 @@ class _Pool:
     def __init__(self, executor: Any, n_workers: int):
         self._owned = None
         self._dask = False
+        self._shipped: dict[Any, bytes] = {}
         if executor is None or executor == "thread":
             self.executor = _ThreadPerEvaluation()
         elif executor == "process":
@@ -428,8 +447,30 @@ class _Pool:
 
     def submit(self, func: Objective, params: dict[str, Value]) -> Any:
         if self._dask:
-            return self.executor.submit(func, params, pure=False)
+            if func not in self._shipped:  # the workers cannot import the user's own modules
+                self._shipped[func] = pickled_by_value(func)
+            return self.executor.submit(call_pickled, self._shipped[func], params, pure=False)
         return self.executor.submit(func, params)
+
+    def lost(self, future: Any) -> BaseException | None:
+        """The error of a finished ``future`` when the evaluation itself did not run to its
+        end for a reason outside the objective (a Dask worker lost, the scheduler gone, the
+        task cancelled by the cluster); ``None`` otherwise. Such an evaluation is run again,
+        never recorded as a failed trial."""
+        if not self._dask:
+            return None
+        from distributed import KilledWorker
+        from distributed.comm.core import CommClosedError
+
+        if future.status == "cancelled":
+            return RuntimeError("the Dask cluster cancelled the evaluation")
+        if future.status != "error":
+            return None
+        try:
+            error = future.exception(timeout=10)
+        except Exception as err:  # the scheduler is gone: the error cannot be fetched
+            return err
+        return error if isinstance(error, KilledWorker | CommClosedError | OSError) else None
 
     def cancel(self, future: Any) -> None:
         """Stop waiting for ``future`` (and end its process where there is one)."""

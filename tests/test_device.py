@@ -92,7 +92,7 @@ def test_float32_and_float64_runs_are_each_reproducible_and_the_dtype_is_stored(
     loaded = bodi.load_study(path, device="cpu")
     assert loaded.dtype == torch.float32
     assert loaded.ask() == again.ask()
-    with pytest.raises(ValueError, match="settings.dtype: stored 'float32', given 'float64'"):
+    with pytest.raises(ValueError, match=r"settings\.dtype: stored 'float32', given 'float64'"):
         bodi.BODi(MIXED, seed=3, storage=path, **FAST)  # float64 on a float32 study
 
 

@@ -127,7 +127,7 @@ def test_a_constrained_study_is_stored_and_resumed(tmp_path):
     study = bodi.load_study(path)
     assert study.outcome_constraints == 1
     assert [t.constraints for t in study.trials] == [t.constraints for t in first.history]
-    with pytest.raises(ValueError, match="settings.outcome_constraints: stored 1, given None"):
+    with pytest.raises(ValueError, match=r"settings\.outcome_constraints: stored 1, given None"):
         bodi.BODi(SPACE, storage=path, **SMALL)  # the same study without its constraints
     more = bodi.minimize(heavy_but_few, SPACE, budget=10, optimizer=study)
     assert len(more.history) == 10 and all(t.constraints for t in more.history)
