@@ -1,12 +1,19 @@
 """Workers of a shared study: names, liveness and heartbeats.
 
-Every optimizer instance is a *worker* named ``host:pid:token``. The pending trials it hands
+Every optimizer instance is a *worker* named ``host:pid:start-token`` (``start``: when its
+process started, so that a reused process id is not taken for it). The pending trials it hands
 out carry its name and a heartbeat time that a daemon thread refreshes every
 :data:`HEARTBEAT_INTERVAL` seconds while the optimizer lives. Another worker takes a pending
-trial over (:meth:`bodi.optimizers.Optimizer.ask`) only when its worker is gone: a process on
-the same host that no longer runs, an optimizer of the same process that was closed
-(:meth:`bodi.optimizers.Optimizer.close`) or garbage collected, or a heartbeat older than
-:data:`STALE_AFTER` seconds.
+trial over (:meth:`bodi.optimizers.Optimizer.ask`) only when its worker is gone:
+
+* on the same host, its process no longer runs; while it runs, its trials stay its own however
+  long its objective holds the interpreter (a pure-Python loop that never releases the GIL, a
+  stopped process), since the process table, not the heartbeat, says so;
+* in the same process, its optimizer was closed (:meth:`bodi.optimizers.Optimizer.close`,
+  which hands its pending trials back at once) or garbage collected;
+* on another host, its heartbeat is older than :data:`STALE_AFTER` seconds (``$BODI_STALE_AFTER``
+  sets it). If it tells its value late, after another worker took the trial over, no second
+  trial is added for the configuration (:meth:`bodi.optimizers.Optimizer.tell`).
 """
 
 from __future__ import annotations
@@ -24,13 +31,24 @@ if TYPE_CHECKING:
     from bodi.storage import Storage
 
 HEARTBEAT_INTERVAL = 10.0  # seconds between two heartbeats of a worker
-STALE_AFTER = 60.0  # a pending trial without a heartbeat for this long is re-issued
+#: a pending trial of a worker on another host without a heartbeat for this long is re-issued
+STALE_AFTER = float(os.environ.get("BODI_STALE_AFTER", "60"))
 _HOST = socket.gethostname()
 
 
+def _start_time(pid: int) -> str | None:
+    """When process ``pid`` of this host started (clock ticks since boot), if known."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
 def new_worker_name() -> str:
-    """``host:pid:token``, unique for each optimizer instance."""
-    return f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+    """``host:pid:start-token``, unique for each optimizer instance."""
+    start = _start_time(os.getpid()) or "0"
+    return f"{_HOST}:{os.getpid()}:{start}-{uuid.uuid4().hex[:12]}"
 
 
 def _process_runs(pid: int) -> bool:
@@ -66,13 +84,16 @@ def worker_is_gone(worker: str | None, heartbeat: float | None, now: float | Non
     if worker is None:  # written before workers were recorded
         return True
     host, _, rest = worker.partition(":")
-    pid_text = rest.partition(":")[0]
+    pid_text, _, token = rest.partition(":")
     if host == _HOST and pid_text.isdigit():
         pid = int(pid_text)
         if pid == os.getpid():  # this process: open until closed or garbage collected
             return worker not in _OPEN
         if not _process_runs(pid):
             return True
+        start = token.partition("-")[0] if "-" in token else None
+        if start is not None and start != "0":  # a name that says when its process started
+            return _start_time(pid) != start  # alive, unless the pid now names another
     if heartbeat is None:
         return True
     return (time.time() if now is None else now) - heartbeat > STALE_AFTER

@@ -2,6 +2,7 @@
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -194,3 +195,62 @@ def test_claims_see_the_other_workers_trials(tmp_path, storage):
     a.tell(first, 1.0)
     b.refresh()
     assert b.trials[0].state == "complete" and b.trials[0].value == 1.0
+
+
+GIL_OBJECTIVE = """
+import json, os, time
+
+def f(params):
+    with open("calls.jsonl", "a") as log:
+        log.write(json.dumps({"params": params, "pid": os.getpid()}) + "\\n")
+    if os.environ.get("HOLD_GIL") and not os.path.exists("held"):
+        open("held", "w").close()
+        sum(range(2 * 10**8))  # one C call: the interpreter runs nothing else meanwhile
+    time.sleep(0.2)
+    return float(sum(params[f"b{i}"] for i in range(6)))
+"""
+
+
+def test_a_worker_that_holds_the_gil_or_is_stopped_keeps_its_trial(tmp_path):
+    """Three `bodi run` processes share a study; one holds the GIL far longer than the heartbeat
+    allows (BODI_STALE_AFTER=1), another is stopped (SIGSTOP) for as long: on one host, no
+    configuration is evaluated twice and the study ends with exactly its budget."""
+    (tmp_path / "objective.py").write_text(GIL_OBJECTIVE)
+    SearchSpace([Binary(f"b{i}") for i in range(6)]).to_json(tmp_path / "space.json")
+    budget = 12
+    command = [sys.executable, "-m", "bodi", "run", "--objective", "objective.py:f", "--space",
+               "space.json", "--storage", "study.db", "--budget", str(budget), "--n-init", "4",
+               "--quiet"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "BODI_STALE_AFTER": "1"}
+    first = subprocess.Popen(command, cwd=tmp_path, env={**env, "HOLD_GIL": "1"},
+                             stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "held").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    others = [subprocess.Popen([*command, "--resume"], cwd=tmp_path, env=env,
+                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    time.sleep(0.5)
+    os.kill(others[0].pid, signal.SIGSTOP)
+    time.sleep(3)  # three times BODI_STALE_AFTER
+    os.kill(others[0].pid, signal.SIGCONT)
+    for proc in [first, *others]:
+        _, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err
+    calls = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    configurations = [json.dumps(c["params"], sort_keys=True) for c in calls]
+    assert len(configurations) == len(set(configurations)) == budget
+    study = bodi.load_study(tmp_path / "study.db")
+    assert len(study.trials) == budget and study.n_finished == budget
+
+
+def test_a_late_tell_adds_no_second_trial():
+    storage = InMemoryStorage()
+    slow = bodi.RandomSearch(SPACE, seed=0, storage=storage)
+    x = slow.ask()
+    slow.close()  # as if its lease ran out: the trial is handed back
+    fast = bodi.RandomSearch(SPACE, seed=0, storage=storage)
+    assert fast.ask() == x
+    fast.tell(x, 1.0)
+    late = bodi.RandomSearch(SPACE, seed=0, storage=storage)
+    trial = late.tell(x, 2.0)  # the first worker's value, after the other told it
+    assert trial.value == 1.0 and len(late.trials) == 1

@@ -16,6 +16,7 @@ can be best or on the Pareto front.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -32,7 +33,7 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
-from bodi.diagnostics import numerical_warnings
+from bodi.diagnostics import logger, numerical_warnings
 from bodi.seeding import derive_seed, seeded
 from bodi.space import DTYPE, SearchSpace, Value, nearby_new_point, row_keys
 from bodi.storage import Storage, StudyRecord, TrialRecord, open_storage
@@ -239,15 +240,16 @@ class Optimizer(ABC):
         self._heartbeat = (
             Heartbeat(self.storage, self.study_name, self.worker) if self.storage.shared else None
         )
-        if self._heartbeat is not None:
-            weakref.finalize(self, self._heartbeat.stop)
+        self._finalizer = weakref.finalize(
+            self, _end_worker, self.storage, self.study_name, self.worker, self._heartbeat)
+        self._finalizer.atexit = False  # at exit the process table says the trials are free
 
     def close(self) -> None:
-        """End this worker: its pending trials may then be re-issued by other optimizers of
-        the study (as if its process had ended). Also happens when it is garbage collected."""
+        """End this worker: its pending trials are handed back at once, to be re-issued by
+        other optimizers of the study (as if its process had ended). Also happens when it is
+        garbage collected."""
         unregister_worker(self.worker)
-        if self._heartbeat is not None:
-            self._heartbeat.stop()
+        self._finalizer()
 
     def __enter__(self) -> Optimizer:
         return self
@@ -690,9 +692,15 @@ class Optimizer(ABC):
                 message: str | None, constraints: list[float] | None = None,
                 user_attrs: dict[str, Any] | None = None) -> Trial:
         self.refresh()
-        pending = [t for t in self.trials if t.state == "pending" and torch.equal(t.x, x)]
+        same = [t for t in self.trials if torch.equal(t.x, x)]
+        pending = [t for t in same if t.state == "pending"]
         # this worker's own trial first, then one another worker holds
         pending.sort(key=lambda t: t.worker != self.worker)
+        if not pending and same and not self.allow_repeats:
+            # a late tell: another worker took the trial over and told it first
+            logger.warning("trial #%d was told by another worker first; this value (%r) is "
+                           "not stored again", same[0].number, value)
+            return same[0]
         trial = pending[0] if pending else self._add(x)  # else: evaluated outside ask()
         if value is None:
             trial.state = "failed"
@@ -766,6 +774,19 @@ def multi_objective_methods() -> list[str]:
     from bodi.optimizers.registry import multi_objective_method_names
 
     return multi_objective_method_names()
+
+
+def _end_worker(storage: Storage, study: str, worker: str, heartbeat: Heartbeat | None) -> None:
+    """Stop ``worker``'s heartbeat and hand its pending trials back (their worker cleared, so
+    any other worker re-issues them; see :func:`bodi.workers.worker_is_gone`)."""
+    if heartbeat is not None:
+        heartbeat.stop()
+    if getattr(storage, "read_only", False):
+        return
+    with contextlib.suppress(Exception):  # a closed storage: the trials wait for their lease
+        mine = [t for t in storage.trials(study) if t.state == "pending" and t.worker == worker]
+        if mine:
+            storage.put_trials(study, [dataclasses.replace(t, worker=None) for t in mine])
 
 
 def check_user_attrs(attrs: Mapping[str, Any] | None) -> dict[str, Any]:
