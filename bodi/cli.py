@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+import sqlite3
 import sys
 import threading
 import time
@@ -174,6 +175,9 @@ def _run(args: argparse.Namespace) -> int:
         raise ValueError(
             f"{args.storage} already holds study {args.study_name!r}; pass --resume to continue it"
         )
+    if args.resume and not existing:
+        raise ValueError(f"--resume: {args.storage} holds no study {args.study_name!r} to "
+                         "resume; leave out --resume to start it")
     if args.retry_failed and not existing:
         raise ValueError(f"--retry-failed: {args.storage} holds no study {args.study_name!r} "
                          "to retry")
@@ -532,6 +536,21 @@ def _interrupted(args: argparse.Namespace, err: KeyboardInterrupt) -> int:
     return 143 if isinstance(err, _Terminated) else 130
 
 
+def _database_hint(err: sqlite3.Error) -> str:
+    """A database error as one line with what to do about it."""
+    text = str(err)
+    if "locked" in text or "busy" in text:
+        hint = ("another process has held the study file's lock for over 60 s; run again "
+                "(with --resume) when it is done")
+    elif "full" in text or "I/O" in text:
+        hint = "the disk is full or failing; free space, then run again with --resume"
+    elif "readonly" in text or "read-only" in text:
+        hint = "the study file cannot be written here; copy it somewhere writable"
+    else:
+        hint = "the study file is damaged or not a bodi study file"
+    return f"study database: {text} ({hint})"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     torch.set_num_threads(max(1, min(torch.get_num_threads(), 2)))
@@ -548,6 +567,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except (ValueError, RuntimeError, FileNotFoundError, MissingExtraError) as err:
         print(f"bodi: error: {err}", file=sys.stderr)
+        return 2
+    except sqlite3.Error as err:  # one line that says what to do
+        print(f"bodi: error: {_database_hint(err)}", file=sys.stderr)
         return 2
     finally:
         if in_main_thread:

@@ -275,6 +275,7 @@ class SQLiteStorage(Storage):
             return
         try:
             db = self._db
+            self._identity = _identity(self.path)
             db.execute("PRAGMA journal_mode=WAL")
             with self._transaction():
                 for statement in TABLES:
@@ -338,6 +339,24 @@ class SQLiteStorage(Storage):
     def _writable(self) -> None:
         if self.read_only:
             raise ValueError(f"{self.path} is open read-only")
+        if _identity(self.path) != self._identity:
+            raise StudyFileGoneError(self._recover())
+
+    def _recover(self) -> str:
+        """What was stored so far, copied from the open connection (which still sees the
+        deleted or replaced file) into a new study file beside it; the message says where."""
+        recovery = self.path.with_name(f"{self.path.name}.recovered-{int(time.time())}.db")
+        try:
+            target = sqlite3.connect(recovery)
+            with target:
+                self._db.backup(target)
+            target.close()
+            saved = f"the trials stored so far are saved in {recovery} (move it to {self.path} " \
+                    "to resume)"
+        except (sqlite3.Error, OSError) as err:
+            saved = f"the trials stored so far could not be saved ({err})"
+        what = "deleted" if not self.path.exists() else "replaced by another file"
+        return f"the study file {self.path} was {what} during the run; {saved}"
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -477,6 +496,19 @@ class SQLiteStorage(Storage):
                 db.close()
             self._connections.clear()
         self._local = threading.local()
+
+
+class StudyFileGoneError(RuntimeError):
+    """The study file was deleted or replaced while a run was writing to it."""
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file at ``path`` (``None``: no file there)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
 
 
 def _check_is_study_file(path: Path) -> None:

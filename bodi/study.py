@@ -98,8 +98,13 @@ def load_study(
     if runtime and not accepts_device(cls):
         raise ValueError(f"study {study_name!r} runs {record.optimizer}, which has no model "
                          "device; omit device")
-    return cls(
-        SearchSpace.from_dict(record.space), seed=record.seed, direction=record.direction,
-        storage=store, study_name=study_name, on_pending=on_pending,
-        **cls.complete_settings(record.settings), **runtime,
-    )
+    settings = cls.complete_settings(record.settings)
+    try:
+        return cls(
+            SearchSpace.from_dict(record.space), seed=record.seed, direction=record.direction,
+            storage=store, study_name=study_name, on_pending=on_pending, **settings, **runtime,
+        )
+    except TypeError as err:  # a setting this version of bodi does not know
+        raise ValueError(f"study {study_name!r} was stored with settings that "
+                         f"{record.optimizer} of this bodi does not take ({err}); settings: "
+                         f"{sorted(settings)}") from None

@@ -68,6 +68,9 @@ def test_run_show_and_resume(project, capsys):
     trials = json.loads(capsys.readouterr().out)["trials"]
     assert len(trials) == 11
     assert set(trials[0]) >= {"number", "state", "params", "value"}
+    # --resume without a study to resume is an error, and creates nothing
+    assert main(_run_args(project, "--budget", "3", "--resume", "--study-name", "other")) == 2
+    assert "holds no study 'other' to resume" in capsys.readouterr().err
     # resuming with another seed is refused and leaves the file alone
     before = (project / "study.db").read_bytes()
     assert main(_run_args(project, "--budget", "12", "--resume", "--seed", "5")) == 2
@@ -125,14 +128,14 @@ def test_sigkill_at_random_moments_then_resume(project):
     """A study killed with SIGKILL five times still ends with every completed evaluation
     exactly once and reaches its budget."""
     budget = 24
-    command = [sys.executable, "-m", "bodi", *_run_args(project, "--budget", str(budget),
-                                                        "--resume")]
+    command = [sys.executable, "-m", "bodi", *_run_args(project, "--budget", str(budget))]
     rng = random.Random(0)
     db = project / "study.db"
     kills = 0
     while kills < 5:
-        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                start_new_session=True)
+        resume = ["--resume"] if db.exists() else []  # the first run starts the study
+        proc = subprocess.Popen(command + resume, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, start_new_session=True)
         finished_before = sum(s != "pending" for _, s, _ in _states(db))
         deadline = time.monotonic() + 180
         while proc.poll() is None and time.monotonic() < deadline:  # wait for some progress
@@ -146,7 +149,7 @@ def test_sigkill_at_random_moments_then_resume(project):
         proc.wait()
         kills += 1
     assert kills == 5
-    done = subprocess.run(command, capture_output=True, text=True)
+    done = subprocess.run([*command, "--resume"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     rows = _states(db)
     complete = [params for _, state, params in rows if state == "complete"]

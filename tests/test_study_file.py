@@ -96,3 +96,42 @@ def test_report_refuses_another_applications_database_and_leaves_it_untouched(tm
     assert "not a bodi results database (tables: users)" in capsys.readouterr().err
     assert path.read_bytes() == before
     assert not (tmp_path / "app" / "results.db-wal").exists()
+
+
+def test_a_study_file_deleted_mid_run_stops_the_run_and_the_trials_are_recovered(tmp_path):
+    path = tmp_path / "study.db"
+    calls = []
+
+    def objective(params):
+        calls.append(params)
+        if len(calls) == 4:
+            path.unlink()  # e.g. a cleanup job
+        return ones(params)
+
+    with pytest.raises(RuntimeError, match=r"was deleted during the run.*recovered-\d+\.db"):
+        bodi.minimize(objective, SPACE, budget=10, seed=0, storage=path, **SMALL)
+    (recovered,) = tmp_path.glob("study.db.recovered-*.db")
+    study = bodi.load_study(recovered, read_only=True)
+    assert [t.state for t in study.trials][:3] == ["complete"] * 3
+    assert len(calls) == 4  # the run stopped at once
+
+
+def test_an_unknown_stored_setting_is_one_clear_error(tmp_path, capsys):
+    path = tmp_path / "study.db"
+    _study(path).close()
+    db = sqlite3.connect(path)
+    db.execute("""UPDATE studies SET settings = json_set(settings, '$.colour', 'red')""")
+    db.commit()
+    db.close()
+    with pytest.raises(ValueError, match="colour"):
+        bodi.load_study(path)
+    assert main(["show", str(path)]) == 2
+    assert "does not take" in capsys.readouterr().err
+
+
+def test_database_errors_become_one_line_that_says_what_to_do():
+    from bodi.cli import _database_hint
+
+    line = _database_hint(sqlite3.OperationalError("database is locked"))
+    assert "over 60 s" in line and "--resume" in line
+    assert "free space" in _database_hint(sqlite3.OperationalError("database or disk is full"))
