@@ -11,7 +11,8 @@ rest is imported lazily, where it is used:
 - ``bench``: all of the above, for ``bodi bench``, ``bodi report`` and ``bodi modelfit``;
 - ``optuna``: optuna, for :mod:`bodi.integrations.optuna`;
 - ``ax``: ax-platform, for :mod:`bodi.integrations.ax`;
-- ``pandas``: pandas, for ``trials_dataframe()``.
+- ``pandas``: pandas, for ``trials_dataframe()``;
+- ``postgres``: psycopg, for studies in PostgreSQL (:mod:`bodi.postgres`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ EXTRA_OF = {
     "optuna": "optuna",
     "ax": "ax",
     "pandas": "pandas",
+    "psycopg": "postgres",
 }
 
 

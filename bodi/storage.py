@@ -547,12 +547,23 @@ def _check_is_study_file(path: Path) -> None:
 
 
 def open_storage(storage: str | Path | Storage | None, *, read_only: bool = False) -> Storage:
-    """``None`` -> in memory; a path -> SQLite (``read_only``: never written, see
-    :class:`SQLiteStorage`); a :class:`Storage` is returned as is."""
+    """``None`` -> in memory; a path or ``sqlite:///path`` -> SQLite; a
+    ``postgresql://user@host:port/db`` URL -> PostgreSQL (:mod:`bodi.postgres`); a
+    :class:`Storage` is returned as is. ``read_only``: never written (``bodi show``)."""
     if storage is None:
         return InMemoryStorage()
     if isinstance(storage, Storage):
         return storage
+    if isinstance(storage, str) and "://" in storage:
+        scheme, _, rest = storage.partition("://")
+        if scheme == "sqlite":
+            return SQLiteStorage(rest, read_only=read_only)
+        if scheme in ("postgresql", "postgres"):
+            from bodi.postgres import PostgresStorage
+
+            return PostgresStorage(storage, read_only=read_only)
+        raise ValueError(f"unknown storage URL scheme {scheme!r}: use a file path, "
+                         "sqlite:///path or postgresql://user@host:port/database")
     if isinstance(storage, str | Path):
         return SQLiteStorage(storage, read_only=read_only)
     raise ValueError(f"storage must be a path or a Storage, got {type(storage).__name__}")

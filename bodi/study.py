@@ -13,7 +13,8 @@ from bodi.storage import Storage, open_storage
 
 def _existing(storage: str | Path | Storage, read_only: bool = False) -> Storage:
     """An existing study file (or a Storage) opened; a missing file is an error."""
-    if isinstance(storage, str | Path) and not Path(storage).is_file():
+    if isinstance(storage, str | Path) and "://" not in str(storage) and not Path(
+            storage).is_file():
         raise ValueError(f"no study file at {storage}")
     return open_storage(storage, read_only=read_only)
 

@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 HEARTBEAT_INTERVAL = 10.0  # seconds between two heartbeats of a worker
 #: a pending trial of a worker on another host without a heartbeat for this long is re-issued
 STALE_AFTER = float(os.environ.get("BODI_STALE_AFTER", "60"))
-_HOST = socket.gethostname()
+#: this host's name in worker names (``$BODI_WORKER_HOST`` overrides it, e.g. for containers
+#: that share a host name)
+_HOST = os.environ.get("BODI_WORKER_HOST") or socket.gethostname()
 
 
 def _start_time(pid: int) -> str | None:

@@ -1,6 +1,8 @@
-"""Settings shared by every test."""
+"""Settings and fixtures shared by every test."""
 
+import pytest
 import torch
+from postgres_server import new_database, postgres_server
 
 # One torch thread. The tests' models are small, so on an idle machine a second thread gains
 # nothing (tests/models, tests/hed and tests/test_device.py: 34 s with one thread, 33 s with
@@ -8,3 +10,16 @@ import torch
 # run beside them, the same GP tests took 41 s with two threads and 6 s with one. `make test`
 # also sets OMP_NUM_THREADS=1 for the processes the tests start.
 torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="session")
+def postgres_server_url():
+    """A real PostgreSQL server on loopback for the whole session (started when first used)."""
+    with postgres_server() as url:
+        yield url
+
+
+@pytest.fixture
+def postgres_url(postgres_server_url):
+    """A new empty database of that server."""
+    return new_database(postgres_server_url)

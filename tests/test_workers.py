@@ -211,15 +211,18 @@ def f(params):
 """
 
 
-def test_a_worker_that_holds_the_gil_or_is_stopped_keeps_its_trial(tmp_path):
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_worker_that_holds_the_gil_or_is_stopped_keeps_its_trial(tmp_path, backend, request):
     """Three `bodi run` processes share a study; one holds the GIL far longer than the heartbeat
     allows (BODI_STALE_AFTER=1), another is stopped (SIGSTOP) for as long: on one host, no
     configuration is evaluated twice and the study ends with exactly its budget."""
     (tmp_path / "objective.py").write_text(GIL_OBJECTIVE)
     SearchSpace([Binary(f"b{i}") for i in range(6)]).to_json(tmp_path / "space.json")
     budget = 12
+    storage = (request.getfixturevalue("postgres_url") if backend == "postgres"
+               else str(tmp_path / "study.db"))
     command = [sys.executable, "-m", "bodi", "run", "--objective", "objective.py:f", "--space",
-               "space.json", "--storage", "study.db", "--budget", str(budget), "--n-init", "4",
+               "space.json", "--storage", storage, "--budget", str(budget), "--n-init", "4",
                "--quiet"]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "BODI_STALE_AFTER": "1"}
     first = subprocess.Popen(command, cwd=tmp_path, env={**env, "HOLD_GIL": "1"},
@@ -239,7 +242,7 @@ def test_a_worker_that_holds_the_gil_or_is_stopped_keeps_its_trial(tmp_path):
     calls = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
     configurations = [json.dumps(c["params"], sort_keys=True) for c in calls]
     assert len(configurations) == len(set(configurations)) == budget
-    study = bodi.load_study(tmp_path / "study.db")
+    study = bodi.load_study(storage, read_only=True)
     assert len(study.trials) == budget and study.n_finished == budget
 
 

@@ -1,0 +1,274 @@
+"""Studies in a PostgreSQL database, shared by workers on many machines (the ``postgres`` extra).
+
+``open_storage("postgresql://user@host:5432/db")`` returns a :class:`PostgresStorage`: the same
+interface and the same promises as :class:`bodi.storage.SQLiteStorage`, over the network.
+It uses psycopg 3 directly (not SQLAlchemy): the storage is a dozen SQL statements, and the
+two databases need their own ones where it matters (SQLite's write-ahead log and checkpoints,
+PostgreSQL's row locks), so a layer over both would remove no code.
+
+Tables (``bodi_meta``, ``bodi_studies``, ``bodi_trials``, prefixed so that they can share a
+database with other applications' tables) are created when missing, in one transaction under
+an advisory lock; ``bodi_meta`` records the format version, and later versions add columns in
+place, as the SQLite files do.
+
+Every write to a study first locks its row of ``bodi_studies`` (``SELECT ... FOR UPDATE``) and
+numbers its change with that row's counter, so that:
+
+* two workers never claim the same configuration (a claim reads the trials the others added
+  and inserts its own under the lock);
+* no update is lost, and a reader's cursor (:meth:`changes`, one ``REPEATABLE READ`` snapshot
+  of the rows and the counter) never skips a change committed later with a smaller number.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from bodi.extras import require
+from bodi.storage import (
+    FORMAT,
+    VERSION,
+    Storage,
+    StudyRecord,
+    TrialRecord,
+    _reclaimed,
+)
+
+#: an arbitrary key for ``pg_advisory_xact_lock``: one creator of the tables at a time
+_SCHEMA_LOCK = 0xB0D1
+_TABLES = (
+    "CREATE TABLE IF NOT EXISTS bodi_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS bodi_studies (
+    name TEXT PRIMARY KEY, optimizer TEXT NOT NULL, space TEXT NOT NULL, settings TEXT NOT NULL,
+    seed BIGINT NOT NULL, direction TEXT NOT NULL, created DOUBLE PRECISION NOT NULL,
+    seq BIGINT NOT NULL DEFAULT 0)""",
+    """CREATE TABLE IF NOT EXISTS bodi_trials (
+    study TEXT NOT NULL REFERENCES bodi_studies (name) ON DELETE CASCADE,
+    number INTEGER NOT NULL, state TEXT NOT NULL, params TEXT NOT NULL, x TEXT NOT NULL,
+    value DOUBLE PRECISION, message TEXT, suggest_seconds DOUBLE PRECISION NOT NULL,
+    updated DOUBLE PRECISION NOT NULL, worker TEXT, heartbeat DOUBLE PRECISION,
+    attempts INTEGER NOT NULL DEFAULT 1, seq BIGINT NOT NULL DEFAULT 0, objective_values TEXT,
+    constraint_values TEXT, user_attrs TEXT, PRIMARY KEY (study, number))""",
+    "CREATE INDEX IF NOT EXISTS bodi_trials_seq ON bodi_trials (study, seq)",
+)
+_COLUMNS = ("number, state, params, x, value, message, suggest_seconds, worker, heartbeat, "
+            "attempts, objective_values, constraint_values, user_attrs")
+
+
+def is_postgres_url(storage: object) -> bool:
+    """Whether ``storage`` is a PostgreSQL URL (``postgresql://`` or ``postgres://``)."""
+    return isinstance(storage, str) and storage.split("://", 1)[0] in ("postgresql",
+                                                                        "postgres")
+
+
+def masked(url: str) -> str:
+    """``url`` without its password, for messages."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+class PostgresStorage(Storage):
+    """Studies in a PostgreSQL database (see the module docstring).
+
+    Args:
+        url: ``postgresql://user[:password]@host[:port]/database``.
+        read_only: never write (``bodi show``): every transaction is read-only.
+    """
+
+    shared = True
+
+    def __init__(self, url: str, *, read_only: bool = False) -> None:
+        super().__init__()
+        self._psycopg = require("psycopg", "a PostgreSQL study storage", "postgres")
+        self.url = url
+        self.path = masked(url)  # what messages name
+        self.read_only = read_only
+        self._local = threading.local()
+        self._connections: list[Any] = []
+        if read_only:
+            self.shared = False
+            return
+        with self._transaction():
+            db = self._db
+            db.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            for statement in _TABLES:
+                db.execute(statement)
+            db.execute("INSERT INTO bodi_meta VALUES ('format', %s), ('version', %s) "
+                       "ON CONFLICT DO NOTHING", (FORMAT, str(VERSION)))
+            meta = dict(db.execute("SELECT key, value FROM bodi_meta").fetchall())
+            if meta.get("format") != FORMAT:
+                raise ValueError(f"{self.path} holds a bodi_meta table that is not bodi's")
+            if int(meta.get("version", 0)) > VERSION:
+                raise ValueError(f"{self.path} was written by a newer bodi (format version "
+                                 f"{meta['version']})")
+
+    # --------------------------------------------------------------- connections
+    @property
+    def _db(self) -> Any:
+        db = getattr(self._local, "db", None)
+        if db is None:
+            try:
+                db = self._psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+            except self._psycopg.OperationalError as err:
+                first = str(err).strip().splitlines()[0] if str(err).strip() else type(err)
+                raise ValueError(f"cannot connect to the study database {self.path}: "
+                                 f"{first}") from None
+            if self.read_only:
+                db.execute("SET default_transaction_read_only = on")
+            self._local.db = db
+            with self._lock:
+                self._connections.append(db)
+        return db
+
+    @contextmanager
+    def _transaction(self, isolation: str | None = None) -> Iterator[None]:
+        """One committed transaction (rolled back if the block raises)."""
+        db = self._db
+        with db.transaction():
+            if isolation:
+                db.execute(f"SET TRANSACTION ISOLATION LEVEL {isolation}")
+            yield
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise ValueError(f"{self.path} is open read-only")
+
+    def _lock_study(self, study: str) -> None:
+        """Lock ``study``'s row until the transaction ends (every write takes it first)."""
+        if self._db.execute("SELECT seq FROM bodi_studies WHERE name = %s FOR UPDATE",
+                            (study,)).fetchone() is None:
+            raise ValueError(f"no study {study!r} in {self.path}")
+
+    def _next_seq(self, study: str) -> int:
+        (seq,) = self._db.execute("UPDATE bodi_studies SET seq = seq + 1 WHERE name = %s "
+                                  "RETURNING seq", (study,)).fetchone()
+        return int(seq)
+
+    # -------------------------------------------------------------------- studies
+    def get_study(self, name: str) -> StudyRecord | None:
+        row = self._db.execute(
+            "SELECT name, optimizer, space, settings, seed, direction FROM bodi_studies "
+            "WHERE name = %s", (name,)).fetchone()
+        if row is None:
+            return None
+        return StudyRecord(row[0], row[1], json.loads(row[2]), json.loads(row[3]), int(row[4]),
+                           row[5])
+
+    def study_names(self) -> list[str]:
+        return [r[0] for r in self._db.execute("SELECT name FROM bodi_studies ORDER BY name")]
+
+    def create_study(self, record: StudyRecord) -> None:
+        self._writable()
+        with self._transaction():
+            inserted = self._db.execute(
+                "INSERT INTO bodi_studies (name, optimizer, space, settings, seed, direction, "
+                "created) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                (record.name, record.optimizer, json.dumps(record.space),
+                 json.dumps(record.settings), record.seed, record.direction, time.time()),
+            ).rowcount
+        if not inserted:
+            raise ValueError(f"study {record.name!r} already exists in {self.path}")
+
+    def delete_study(self, name: str) -> None:
+        self._writable()
+        with self._transaction():
+            self._lock_study(name)
+            self._db.execute("DELETE FROM bodi_studies WHERE name = %s", (name,))
+
+    # --------------------------------------------------------------------- trials
+    def _write(self, study: str, trial: TrialRecord) -> None:  # inside a locked transaction
+        self._db.execute(
+            "INSERT INTO bodi_trials (study, number, state, params, x, value, message, "
+            "suggest_seconds, updated, worker, heartbeat, attempts, seq, objective_values, "
+            "constraint_values, user_attrs) VALUES "
+            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT (study, number) DO UPDATE SET state = EXCLUDED.state, "
+            "params = EXCLUDED.params, x = EXCLUDED.x, value = EXCLUDED.value, "
+            "message = EXCLUDED.message, suggest_seconds = EXCLUDED.suggest_seconds, "
+            "updated = EXCLUDED.updated, worker = EXCLUDED.worker, "
+            "heartbeat = EXCLUDED.heartbeat, attempts = EXCLUDED.attempts, seq = EXCLUDED.seq, "
+            "objective_values = EXCLUDED.objective_values, "
+            "constraint_values = EXCLUDED.constraint_values, user_attrs = EXCLUDED.user_attrs",
+            (study, trial.number, trial.state, json.dumps(trial.params), json.dumps(trial.x),
+             trial.value, trial.message, trial.suggest_seconds, time.time(), trial.worker,
+             trial.heartbeat, trial.attempts, self._next_seq(study),
+             None if trial.values is None else json.dumps(trial.values),
+             None if trial.constraints is None else json.dumps(trial.constraints),
+             json.dumps(trial.user_attrs) if trial.user_attrs else None),
+        )
+
+    def put_trials(self, study: str, trials: Sequence[TrialRecord]) -> None:
+        self._writable()
+        with self._transaction():
+            self._lock_study(study)
+            for trial in trials:
+                self._write(study, trial)
+
+    def _select(self, where: str, args: tuple) -> list[TrialRecord]:
+        rows = self._db.execute(
+            f"SELECT {_COLUMNS} FROM bodi_trials WHERE {where} ORDER BY number", args
+        ).fetchall()
+        return [TrialRecord(n, s, json.loads(p), json.loads(x), v, m, t, w, h, a,
+                            None if vs is None else json.loads(vs),
+                            None if cs is None else json.loads(cs),
+                            None if us is None else json.loads(us))
+                for n, s, p, x, v, m, t, w, h, a, vs, cs, us in rows]
+
+    def changes(self, study: str, cursor: int) -> tuple[list[TrialRecord], int]:
+        with self._transaction("REPEATABLE READ"):  # the rows and the counter, one snapshot
+            new = self._select("study = %s AND seq > %s", (study, cursor))
+            row = self._db.execute("SELECT seq FROM bodi_studies WHERE name = %s",
+                                   (study,)).fetchone()
+        return new, int(row[0]) if row else cursor
+
+    def add_trials(
+        self, study: str, trials: Sequence[TrialRecord], *, known: int, unique: bool = True,
+        limit: int | None = None,
+    ) -> list[TrialRecord] | None:
+        self._writable()
+        with self._transaction():
+            self._lock_study(study)
+            others = self._select("study = %s AND number >= %s", (study, known))
+            (count,) = self._db.execute("SELECT COUNT(*) FROM bodi_trials WHERE study = %s",
+                                        (study,)).fetchone()
+            return self._claim(study, trials, others, int(count), unique, limit)
+
+    def reclaim(
+        self, study: str, seen: TrialRecord, worker: str, *, max_attempts: int,
+        message: str,
+    ) -> TrialRecord | None:
+        self._writable()
+        with self._transaction():
+            self._lock_study(study)
+            current = self._select("study = %s AND number = %s", (study, seen.number))
+            new = _reclaimed(current[0] if current else None, seen, worker, max_attempts,
+                             message)
+            if new is not None:
+                self._write(study, new)
+            return new
+
+    def heartbeat(self, study: str, worker: str) -> None:
+        if self.read_only:
+            return
+        with self._transaction():
+            self._lock_study(study)
+            self._db.execute(
+                "UPDATE bodi_trials SET heartbeat = %s, seq = %s "
+                "WHERE study = %s AND worker = %s AND state = 'pending'",
+                (time.time(), self._next_seq(study), study, worker))
+
+    def close(self) -> None:
+        with self._lock:
+            for db in self._connections:
+                db.close()
+            self._connections.clear()
+        self._local = threading.local()
