@@ -257,3 +257,27 @@ def test_a_late_tell_adds_no_second_trial():
     late = bodi.RandomSearch(SPACE, seed=0, storage=storage)
     trial = late.tell(x, 2.0)  # the first worker's value, after the other told it
     assert trial.value == 1.0 and len(late.trials) == 1
+
+
+RANDOM_WORKER = """
+import sys
+import bodi
+opt = bodi.load_study(sys.argv[1])
+while batch := opt.ask_within(1, limit=int(sys.argv[2])):
+    opt.tell(batch[0], float(sum(batch[0].values())))
+"""
+
+
+def test_workers_with_one_seed_resolve_their_conflicting_claims(tmp_path):
+    """Eight processes with the same seed propose the same point at the same moment; after a
+    conflict each draws differently, so none gives up (it did after 20 conflicts)."""
+    path = tmp_path / "study.db"
+    bodi.RandomSearch(SearchSpace([Binary(f"b{i}") for i in range(30)]), seed=0,
+                      storage=path).close()
+    procs = [subprocess.Popen([sys.executable, "-c", RANDOM_WORKER, str(path), "400"],
+                              stderr=subprocess.PIPE, text=True) for _ in range(8)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err
+    study = bodi.load_study(path, read_only=True)
+    assert len(study.trials) == 400 == len({json.dumps(t.params) for t in study.trials})

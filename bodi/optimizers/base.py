@@ -24,6 +24,7 @@ import numbers
 import time
 import warnings
 import weakref
+import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -235,6 +236,7 @@ class Optimizer(ABC):
         self.study_name = study_name or "default"
         self.storage = open_storage(storage)
         self.numerical_warnings = 0
+        self._salt: tuple[int, ...] = ()  # see ask_within
         self._open_study()
         register_worker(self.worker, self)
         self._heartbeat = (
@@ -486,7 +488,10 @@ class Optimizer(ABC):
                 "ended without a result); not re-issued again"
             )):
                 configs.append(dict(trial.params))
-        for _ in range(MAX_CLAIMS):
+        for attempt in range(MAX_CLAIMS):
+            # after a conflict, each worker draws differently (by its name): workers with one
+            # seed would otherwise propose the same point again and again
+            self._salt = () if attempt == 0 else (attempt, zlib.crc32(self.worker.encode()))
             new = count - len(configs)
             if limit is not None:
                 new = min(new, limit - len(self.trials))
@@ -505,7 +510,8 @@ class Optimizer(ABC):
         """Suggest ``new`` points and store them as this worker's pending trials (``None``:
         another worker claimed one of them first; the trials are then re-read)."""
         start = time.perf_counter()
-        with seeded(derive_seed(self.seed, len(self.trials), 0xA5)), numerical_warnings() as seen:
+        seed = derive_seed(self.seed, len(self.trials), 0xA5, *self._salt)
+        with seeded(seed), numerical_warnings() as seen:
             X = self._suggest(new)
         self.numerical_warnings += len(seen)
         seconds = (time.perf_counter() - start) / new
@@ -544,7 +550,8 @@ class Optimizer(ABC):
         out = []
         for i, key in enumerate(keys):
             if key in taken or not feasible[i]:
-                g = torch.Generator().manual_seed(derive_seed(self.seed, len(self.trials), i))
+                g = torch.Generator().manual_seed(
+                    derive_seed(self.seed, len(self.trials), i, *self._salt))
                 out.append(nearby_new_point(self.space, X[i], taken, g))
                 key = int(row_keys(self.space, out[-1].unsqueeze(0))[0])
             else:
