@@ -91,7 +91,8 @@ def _bench(args: argparse.Namespace) -> int:
         device=args.device, design=args.design,
     )
     store.close()
-    print(f"finished in {time.perf_counter() - start:.0f} s; results in {args.out}/results.db")
+    print(f"finished in {time.perf_counter() - start:.0f} s; results in "
+          f"{Path(args.out) / 'results.db'}")
     if not args.no_plot:
         print(f"figure: {plot_results(args.out)}")
         table = report(args.out)
@@ -529,7 +530,8 @@ def _interrupted(args: argparse.Namespace, err: KeyboardInterrupt) -> int:
         hint = (f"every finished evaluation is stored in {storage}; continue with the same "
                 "command and --resume")
     elif args.command == "bench":
-        hint = f"finished runs are stored in {args.out}/results.db; the same command resumes"
+        hint = (f"finished runs are stored in {Path(args.out) / 'results.db'}; the same "
+                "command resumes")
     else:
         hint = "nothing was lost"
     print(f"bodi: {what}; {hint}", file=sys.stderr)

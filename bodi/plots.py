@@ -15,10 +15,21 @@ def study_title(optimizer: Optimizer) -> str:
 
 
 def plot_study(optimizer: Optimizer, path: str | Path, title: str | None = None) -> Path:
-    """Each completed value (dots), failed trials (crosses) and the best so far (line); with
-    several objectives, :func:`plot_pareto_front`."""
+    """Each completed value (dots), failed trials (crosses) and the best so far (a staircase:
+    it changes only at an improvement), saved to ``path``; with several objectives,
+    :func:`plot_pareto_front`."""
     if optimizer.is_multi_objective:
         return plot_pareto_front(optimizer, path, title)
+    import matplotlib.pyplot as plt
+
+    fig = convergence_figure(optimizer, title)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return Path(path)
+
+
+def convergence_figure(optimizer: Optimizer, title: str | None = None):
+    """The matplotlib figure of :func:`plot_study` (one objective)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -46,9 +57,7 @@ def plot_study(optimizer: Optimizer, path: str | Path, title: str | None = None)
     ax.set_title(title or study_title(optimizer))
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return Path(path)
+    return fig
 
 
 def plot_pareto_front(optimizer: Optimizer, path: str | Path, title: str | None = None,

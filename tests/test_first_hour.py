@@ -245,3 +245,16 @@ def test_export_to_optuna_reads_back(project, capsys):
     assert [t.params for t in exported.trials] == [t.params for t in original.trials]
     assert [t.value for t in exported.trials] == [t.value for t in original.trials]
     assert exported.best_value == original.best[1]
+
+
+def test_the_convergence_plot_steps_and_says_what_it_shows():
+    from bodi.experiments.analysis import _count
+    from bodi.plots import convergence_figure
+
+    result = bodi.minimize(value, SPACE, budget=8, seed=0, **SMALL)
+    figure = convergence_figure(result.optimizer)
+    ax = figure.axes[0]
+    assert ax.get_title() == "study 'default': 6 parameters, 8 trials, BODi"
+    (best,) = [line for line in ax.get_lines() if line.get_label() == "best so far"]
+    assert best.get_drawstyle() == "steps-post"  # flat between improvements
+    assert (_count(1, "seed"), _count(3, "seed")) == ("1 seed", "3 seeds")

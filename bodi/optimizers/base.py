@@ -203,8 +203,9 @@ class Optimizer(ABC):
         self.directions = check_directions(direction, directions)
         if len(self.directions) > 1 and not self.supports_multi_objective:
             raise ValueError(
-                f"{type(self).__name__} optimizes one objective; for several objectives use "
-                f"one of: {', '.join(multi_objective_methods())}"
+                f"{type(self).__name__} optimizes one objective; for several objectives use an "
+                "optimizer that takes them (BODi, RandomSearch, the GP baselines, TPE, NSGA2; "
+                "bodi.optimizers.registry.multi_objective_method_names() lists them all)"
             )
         if isinstance(outcome_constraints, bool) or not isinstance(
             outcome_constraints, numbers.Integral
@@ -774,13 +775,6 @@ def check_directions(direction: str, directions: Sequence[str] | None) -> tuple[
         if d not in DIRECTIONS:
             raise ValueError(f"direction must be 'minimize' or 'maximize', got {d!r}")
     return tuple(directions)
-
-
-def multi_objective_methods() -> list[str]:
-    """The names of the optimizers that accept several objectives (see the registry)."""
-    from bodi.optimizers.registry import multi_objective_method_names
-
-    return multi_objective_method_names()
 
 
 def _end_worker(storage: Storage, study: str, worker: str, heartbeat: Heartbeat | None) -> None:
