@@ -25,20 +25,13 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from bodi.extras import require
-from bodi.storage import (
-    FORMAT,
-    VERSION,
-    Storage,
-    StudyRecord,
-    TrialRecord,
-    _reclaimed,
-)
+from bodi.storage import FORMAT, VERSION, Storage, StudyRecord, TrialRecord
 
 #: an arbitrary key for ``pg_advisory_xact_lock``: one creator of the tables at a time
 _SCHEMA_LOCK = 0xB0D1
@@ -206,12 +199,24 @@ class PostgresStorage(Storage):
              json.dumps(trial.user_attrs) if trial.user_attrs else None),
         )
 
-    def put_trials(self, study: str, trials: Sequence[TrialRecord]) -> None:
+    @contextmanager
+    def _writing(self, study: str) -> Iterator[None]:
         self._writable()
         with self._transaction():
             self._lock_study(study)
-            for trial in trials:
-                self._write(study, trial)
+            yield
+
+    def _trials_from(self, study: str, first: int) -> list[TrialRecord]:
+        return self._select("study = %s AND number >= %s", (study, first))
+
+    def _trial(self, study: str, number: int) -> TrialRecord | None:
+        found = self._select("study = %s AND number = %s", (study, number))
+        return found[0] if found else None
+
+    def _count(self, study: str) -> int:
+        (count,) = self._db.execute("SELECT COUNT(*) FROM bodi_trials WHERE study = %s",
+                                    (study,)).fetchone()
+        return int(count)
 
     def _select(self, where: str, args: tuple) -> list[TrialRecord]:
         rows = self._db.execute(
@@ -229,32 +234,6 @@ class PostgresStorage(Storage):
             row = self._db.execute("SELECT seq FROM bodi_studies WHERE name = %s",
                                    (study,)).fetchone()
         return new, int(row[0]) if row else cursor
-
-    def add_trials(
-        self, study: str, trials: Sequence[TrialRecord], *, known: int, unique: bool = True,
-        limit: int | None = None,
-    ) -> list[TrialRecord] | None:
-        self._writable()
-        with self._transaction():
-            self._lock_study(study)
-            others = self._select("study = %s AND number >= %s", (study, known))
-            (count,) = self._db.execute("SELECT COUNT(*) FROM bodi_trials WHERE study = %s",
-                                        (study,)).fetchone()
-            return self._claim(study, trials, others, int(count), unique, limit)
-
-    def reclaim(
-        self, study: str, seen: TrialRecord, worker: str, *, max_attempts: int,
-        message: str,
-    ) -> TrialRecord | None:
-        self._writable()
-        with self._transaction():
-            self._lock_study(study)
-            current = self._select("study = %s AND number = %s", (study, seen.number))
-            new = _reclaimed(current[0] if current else None, seen, worker, max_attempts,
-                             message)
-            if new is not None:
-                self._write(study, new)
-            return new
 
     def heartbeat(self, study: str, worker: str) -> None:
         if self.read_only:

@@ -155,7 +155,7 @@ class Storage:
 
     def put_trials(self, study: str, trials: Sequence[TrialRecord]) -> None:
         """Insert or replace several trials in one committed transaction."""
-        with self._lock:
+        with self._writing(study):
             for trial in trials:
                 self._write(study, trial)
 
@@ -168,6 +168,24 @@ class Storage:
             rows = self._trials.get(study, {})
             new = [rows[k][1] for k in sorted(rows) if rows[k][0] > cursor]
             return new, self._seq
+
+    # what a backend provides for the claims below: one locked write of a study, and reads
+    @contextmanager
+    def _writing(self, study: str) -> Iterator[None]:
+        """One committed write to ``study`` that no other writer of it interleaves with."""
+        with self._lock:
+            yield
+
+    def _trials_from(self, study: str, first: int) -> list[TrialRecord]:
+        """The trials numbered ``first`` and later (inside :meth:`_writing`)."""
+        rows = self._trials[study]
+        return [rows[k][1] for k in sorted(rows) if k >= first]
+
+    def _count(self, study: str) -> int:
+        return len(self._trials[study])
+
+    def _trial(self, study: str, number: int) -> TrialRecord | None:
+        return self._trials[study].get(number, (0, None))[1]
 
     def add_trials(
         self, study: str, trials: Sequence[TrialRecord], *, known: int, unique: bool = True,
@@ -186,21 +204,18 @@ class Storage:
         Returns:
             The stored trials with their numbers, or ``None`` on a conflict (nothing added).
         """
-        with self._lock:
-            rows = self._trials[study]
-            others = [rows[k][1] for k in rows if k >= known]
-            return self._claim(study, trials, others, len(rows), unique, limit)
-
-    def _claim(self, study, trials, others, count, unique, limit):
-        if unique:
-            taken = {tuple(t.x) for t in others}
-            if any(tuple(t.x) in taken for t in trials):
-                return None
-        room = len(trials) if limit is None else max(0, min(len(trials), limit - count))
-        stored = [dataclasses.replace(t, number=count + i) for i, t in enumerate(trials[:room])]
-        for trial in stored:
-            self._write(study, trial)
-        return stored
+        with self._writing(study):
+            others, count = self._trials_from(study, known), self._count(study)
+            if unique:
+                taken = {tuple(t.x) for t in others}
+                if any(tuple(t.x) in taken for t in trials):
+                    return None
+            room = len(trials) if limit is None else max(0, min(len(trials), limit - count))
+            stored = [dataclasses.replace(t, number=count + i)
+                      for i, t in enumerate(trials[:room])]
+            for trial in stored:
+                self._write(study, trial)
+            return stored
 
     def reclaim(
         self, study: str, seen: TrialRecord, worker: str, *, max_attempts: int,
@@ -213,9 +228,9 @@ class Storage:
         ``max_attempts`` times, marked failed with ``message``. Returns the new record, or
         ``None`` when another worker changed the trial first.
         """
-        with self._lock:
-            current = self._trials[study].get(seen.number, (0, None))[1]
-            new = _reclaimed(current, seen, worker, max_attempts, message)
+        with self._writing(study):
+            new = _reclaimed(self._trial(study, seen.number), seen, worker, max_attempts,
+                             message)
             if new is not None:
                 self._write(study, new)
             return new
@@ -425,11 +440,23 @@ class SQLiteStorage(Storage):
              json.dumps(trial.user_attrs) if trial.user_attrs else None),
         )
 
-    def put_trials(self, study: str, trials: Sequence[TrialRecord]) -> None:
+    @contextmanager
+    def _writing(self, study: str) -> Iterator[None]:
         self._writable()
-        with self._transaction():
-            for trial in trials:
-                self._write(study, trial)
+        with self._transaction():  # BEGIN IMMEDIATE: the file's write lock
+            yield
+
+    def _trials_from(self, study: str, first: int) -> list[TrialRecord]:
+        return self._select("study = ? AND number >= ?", (study, first))
+
+    def _trial(self, study: str, number: int) -> TrialRecord | None:
+        found = self._select("study = ? AND number = ?", (study, number))
+        return found[0] if found else None
+
+    def _count(self, study: str) -> int:
+        (count,) = self._db.execute("SELECT COUNT(*) FROM trials WHERE study = ?",
+                                    (study,)).fetchone()
+        return int(count)
 
     def _select(self, where: str, args: tuple) -> list[TrialRecord]:
         columns = _TRIAL_COLUMNS
@@ -451,31 +478,6 @@ class SQLiteStorage(Storage):
             (top,) = self._db.execute(
                 "SELECT value FROM bodi_meta WHERE key = 'seq'").fetchone()
         return new, int(top)
-
-    def add_trials(
-        self, study: str, trials: Sequence[TrialRecord], *, known: int, unique: bool = True,
-        limit: int | None = None,
-    ) -> list[TrialRecord] | None:
-        self._writable()
-        with self._transaction():
-            others = self._select("study = ? AND number >= ?", (study, known))
-            (count,) = self._db.execute(
-                "SELECT COUNT(*) FROM trials WHERE study = ?", (study,)
-            ).fetchone()
-            return self._claim(study, trials, others, count, unique, limit)
-
-    def reclaim(
-        self, study: str, seen: TrialRecord, worker: str, *, max_attempts: int,
-        message: str,
-    ) -> TrialRecord | None:
-        self._writable()
-        with self._transaction():
-            current = self._select("study = ? AND number = ?", (study, seen.number))
-            new = _reclaimed(current[0] if current else None, seen, worker, max_attempts,
-                             message)
-            if new is not None:
-                self._write(study, new)
-            return new
 
     def heartbeat(self, study: str, worker: str) -> None:
         if self.read_only:
