@@ -169,9 +169,14 @@ def _run(args: argparse.Namespace) -> int:
     from bodi.storage import open_storage
 
     space = SearchSpace.from_json(args.space)
-    # nothing is created (study file, cluster connection) before the run can start
-    storage = open_storage(args.storage) if _is_file_or_url(args.storage) else None
-    existing = storage is not None and storage.get_study(args.study_name) is not None
+    # nothing is created or written (study file, tables, cluster connection) before the run
+    # can start: the storage is first only read
+    reader = open_storage(args.storage, read_only=True) if _is_file_or_url(
+        args.storage) else None
+    existing = reader is not None and reader.get_study(args.study_name) is not None
+    before = len(reader.trials(args.study_name)) if existing else 0
+    if reader is not None:
+        reader.close()
     if existing and not args.resume:
         raise ValueError(
             f"{args.storage} already holds study {args.study_name!r}; pass --resume to continue it"
@@ -192,9 +197,7 @@ def _run(args: argparse.Namespace) -> int:
         except (OSError, TimeoutError) as err:
             raise ValueError(f"cannot reach the Dask scheduler at {args.scheduler} "
                              f"({type(err).__name__}); start it or check --scheduler") from err
-    if storage is None:
-        storage = open_storage(args.storage)
-    before = len(storage.trials(args.study_name)) if existing else 0
+    storage = open_storage(args.storage)
     if args.retry_failed:
         from bodi.study import load_study
 
@@ -233,8 +236,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _is_file_or_url(storage: str) -> bool:
-    """Whether ``storage`` names an existing study file (or a database URL)."""
-    return "://" in storage or Path(storage).exists()
+    """Whether ``storage`` names an existing, non-empty study file (or a database URL)."""
+    return "://" in storage or (Path(storage).is_file() and Path(storage).stat().st_size > 0)
 
 
 def _directions(text: str | None) -> list[str] | None:
@@ -415,7 +418,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="module:function or file.py:function (takes a dict, returns a float)")
     run.add_argument("--space", required=True, help="search space JSON file")
     run.add_argument("--budget", type=_positive_int, required=True)
-    run.add_argument("--storage", required=True, help="SQLite study file, e.g. study.db")
+    run.add_argument("--storage", required=True,
+                     help="the study: a SQLite file (study.db) or a PostgreSQL URL "
+                          "(postgresql://user@host:5432/db, the postgres extra)")
     run.add_argument("--study-name", default="default")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--direction", choices=["minimize", "maximize"], default="minimize")

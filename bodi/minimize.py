@@ -470,7 +470,11 @@ class _Pool:
             error = future.exception(timeout=10)
         except Exception as err:  # the scheduler is gone: the error cannot be fetched
             return err
-        return error if isinstance(error, KilledWorker | CommClosedError | OSError) else None
+        if isinstance(error, KilledWorker | CommClosedError | OSError):
+            return error
+        if isinstance(error, RuntimeError) and "deserializ" in str(error):
+            return error  # the worker could not load the task (e.g. a package missing there)
+        return None
 
     def cancel(self, future: Any) -> None:
         """Stop waiting for ``future`` (and end its process where there is one)."""

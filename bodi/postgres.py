@@ -147,7 +147,13 @@ class PostgresStorage(Storage):
         return int(seq)
 
     # -------------------------------------------------------------------- studies
+    def _tables_exist(self) -> bool:
+        """Whether bodi's tables are in the database (a reader finds none in a new one)."""
+        return self._db.execute("SELECT to_regclass('bodi_studies')").fetchone()[0] is not None
+
     def get_study(self, name: str) -> StudyRecord | None:
+        if self.read_only and not self._tables_exist():
+            return None
         row = self._db.execute(
             "SELECT name, optimizer, space, settings, seed, direction FROM bodi_studies "
             "WHERE name = %s", (name,)).fetchone()
@@ -157,6 +163,8 @@ class PostgresStorage(Storage):
                            row[5])
 
     def study_names(self) -> list[str]:
+        if self.read_only and not self._tables_exist():
+            return []
         return [r[0] for r in self._db.execute("SELECT name FROM bodi_studies ORDER BY name")]
 
     def create_study(self, record: StudyRecord) -> None:
