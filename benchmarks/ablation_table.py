@@ -5,7 +5,9 @@ Usage:
         --candidates "bodi[trust_region.schedule=geometric,trust_region.init_radius=10]" \\
         --names G10 --against bodi,bounce,sa --evaluations 200
 
-For each problem where the first candidate has a finished run: every method's final best
+The candidates' runs are in ``data/ablation/results.db`` (``python benchmarks/yardstick.py
+--out data/ablation --methods SPEC ...``), the other methods' in ``data/yardstick``; both are
+read. For each problem where the first candidate has a finished run: every method's final best
 (mean ± s.e. over its own seeds, and how many), and the one-sided paired t-test p of the first
 candidate being better than each other method on the seeds both ran (same seed, same initial
 design). Candidates are separated by ``;`` (their options hold commas).
@@ -38,11 +40,22 @@ def main() -> None:
     parser.add_argument("--against", default="bodi,bounce,sa")
     parser.add_argument("--names", default=None, help="short names of the candidates, e.g. G10,G5")
     parser.add_argument("--evaluations", type=int, default=200)
-    parser.add_argument("--db", default=str(ROOT / "data" / "yardstick" / "results.db"))
+    parser.add_argument("--db", action="append", default=None,
+                        help="results databases, combined (default: data/yardstick and "
+                             "data/ablation, where the candidates' runs are)")
     args = parser.parse_args()
     candidates = [c for c in args.candidates.split(";") if c]
     methods = candidates + split_methods(args.against)
-    db = sqlite3.connect(f"{Path(args.db).resolve().as_uri()}?mode=ro", uri=True)
+    paths = args.db or [str(ROOT / "data" / name / "results.db")
+                        for name in ("yardstick", "ablation")]
+    db = sqlite3.connect(":memory:")
+    for i, path in enumerate(p for p in paths if Path(p).exists()):
+        db.execute(f"ATTACH DATABASE '{Path(path).resolve().as_uri()}?mode=ro' AS db{i}")
+        tables = ("tasks", "evaluations")
+        for table in tables:
+            if i == 0:
+                db.execute(f"CREATE TEMP TABLE {table} AS SELECT * FROM db0.{table} WHERE 0")
+            db.execute(f"INSERT INTO temp.{table} SELECT * FROM db{i}.{table}")
     problems = [p for (p,) in db.execute("SELECT DISTINCT problem FROM tasks ORDER BY problem")]
     short = args.names.split(",") if args.names else [f"C{i + 1}" for i in range(len(candidates))]
     names = {m: short[i] if i < len(candidates) else m for i, m in enumerate(methods)}

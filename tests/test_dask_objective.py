@@ -61,7 +61,7 @@ def cluster(tmp_path):
 @pytest.fixture
 def project(tmp_path):
     SPACE.to_json(tmp_path / "space.json")
-    (tmp_path / "helper.py").write_text(textwrap.dedent("""
+    (tmp_path / "dask_helper.py").write_text(textwrap.dedent("""
         import os
         import time
 
@@ -73,7 +73,7 @@ def project(tmp_path):
             return os.getpid()
     """))
     (tmp_path / "objective.py").write_text(textwrap.dedent("""
-        import helper  # a module beside the objective file, imported like a script would
+        import dask_helper as helper  # a module beside the objective file, as a script would
 
         def f(params):
             return helper.score(params)

@@ -24,11 +24,11 @@ def value(params):
 @pytest.fixture
 def project(tmp_path):
     SPACE.to_json(tmp_path / "space.json")
-    (tmp_path / "helper.py").write_text("def score(p):\n    return float(sum(p[f'b{i}'] for i "
-                                        "in range(5)))\n")
+    (tmp_path / "first_hour_helper.py").write_text(
+        "def score(p):\n    return float(sum(p[f'b{i}'] for i in range(5)))\n")
     (tmp_path / "objective.py").write_text(textwrap.dedent("""
         import pathlib
-        import helper  # a module beside the objective file
+        import first_hour_helper as helper  # a module beside the objective file
 
         pathlib.Path(__file__).with_name("imported").touch()
 
