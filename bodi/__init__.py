@@ -3,10 +3,12 @@ Hamming embeddings via dictionaries (BODi, Deshwal et al., AISTATS 2023)."""
 
 from bodi.constraints import InfeasibleConstraintsError, LinearConstraint, Predicate
 from bodi.minimize import OptimizeResult, minimize
-from bodi.optimizers import BODi, Optimizer, Outcome, RandomSearch, Trial
+from bodi.optimizers import BODi, Optimizer, RandomSearch
+from bodi.optimizers.loading import load_study
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
 from bodi.storage import InMemoryStorage, SQLiteStorage
-from bodi.study import load_study
+from bodi.study import Study
+from bodi.trials import History, Outcome, Trial
 
 __version__ = "0.1.0"
 
@@ -15,6 +17,7 @@ __all__ = [
     "Binary",
     "Categorical",
     "Continuous",
+    "History",
     "InMemoryStorage",
     "InfeasibleConstraintsError",
     "Integer",
@@ -26,6 +29,7 @@ __all__ = [
     "RandomSearch",
     "SQLiteStorage",
     "SearchSpace",
+    "Study",
     "Trial",
     "load_study",
     "minimize",

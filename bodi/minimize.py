@@ -18,10 +18,11 @@ from typing import Any
 
 from bodi.diagnostics import logger
 from bodi.objective import call_pickled, pickled_by_value
-from bodi.optimizers.base import Optimizer, Outcome, Trial
+from bodi.optimizers.base import Optimizer
 from bodi.optimizers.bo import BODi
 from bodi.progress import ProgressBars
 from bodi.space import SearchSpace, Value
+from bodi.trials import Outcome, Trial
 
 Objective = Callable[[dict[str, Value]], float | Sequence[float]]
 #: how often one evaluation that the cluster lost (not the objective) is run again

@@ -1,17 +1,439 @@
-"""Stored studies: load one and continue it (``bodi.load_study("study.db")``), list, copy
-and delete them."""
+"""Studies: the trials of one optimization, where they are stored, and the workers that share
+them.
+
+A :class:`Study` owns everything about a study but the algorithm: its storage (memory, a SQLite
+file, PostgreSQL), its trials, the claims of its workers (every process or machine with a
+:class:`Study` of the same name is a worker), their heartbeats, the budget, the told values'
+checks, and the best/Pareto views. An optimizer (:class:`bodi.Optimizer`) only suggests points
+from the study's :class:`~bodi.trials.History`; its ``ask``/``tell`` are this class's.
+
+The module also lists, copies and deletes stored studies (``bodi studies``).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import json
+import time
+import weakref
+import zlib
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from bodi.optimizers import Optimizer, optimizer_class
-from bodi.optimizers.registry import accepts_device
-from bodi.space import SearchSpace
-from bodi.storage import Storage, open_storage
+import torch
+from torch import Tensor
+
+from bodi.diagnostics import logger
+from bodi.space import SearchSpace, Value
+from bodi.storage import Storage, StudyRecord, open_storage
+from bodi.trials import (
+    History,
+    Trial,
+    check_objective_values,
+    check_user_attrs,
+    check_value,
+)
+from bodi.workers import (
+    Heartbeat,
+    new_worker_name,
+    register_worker,
+    unregister_worker,
+    worker_is_gone,
+)
+
+MAX_CLAIMS = 20  # tries to claim new trials while other workers claim the same points
+
+#: ``suggest(history, n, salt)``: ``n x dim`` canonical new points from ``history``; ``salt``
+#: (a tuple of ints) makes workers that conflicted draw differently
+Suggest = Callable[[History, int, tuple[int, ...]], Tensor]
 
 
-def _existing(storage: str | Path | Storage, read_only: bool = False) -> Storage:
+class Study:
+    """A study in a storage, as one worker sees and changes it.
+
+    Args:
+        space: the search space.
+        record: the study's definition (name, optimizer, space, settings, seed, directions):
+            created in the storage if absent; if present, it must match (after
+            ``complete_settings`` fills in settings older studies lack).
+        storage: where the study lives (see :func:`bodi.storage.open_storage`).
+        outcome_constraints: how many constraint values each evaluation reports.
+        on_pending, max_attempts, allow_repeats: see :class:`bodi.Optimizer`.
+        complete_settings: stored settings -> the settings with the defaults of older versions.
+    """
+
+    def __init__(
+        self,
+        space: SearchSpace,
+        record: StudyRecord,
+        storage: str | Path | Storage | None = None,
+        *,
+        outcome_constraints: int = 0,
+        on_pending: str = "reissue",
+        max_attempts: int = 2,
+        allow_repeats: bool = False,
+        complete_settings: Callable[[dict[str, Any]], dict[str, Any]] = dict,
+    ) -> None:
+        self.space = space
+        self.record = record
+        self.name = record.name
+        self.directions = tuple(record.directions)
+        self.outcome_constraints = outcome_constraints
+        self.on_pending = on_pending
+        self.max_attempts = max_attempts
+        self.allow_repeats = allow_repeats
+        self.trials: list[Trial] = []
+        self._cursor = 0
+        self._snapshot: History | None = None
+        self.worker = new_worker_name()
+        self.storage = open_storage(storage)
+        self._open(complete_settings)
+        register_worker(self.worker, self)
+        self._heartbeat = (
+            Heartbeat(self.storage, self.name, self.worker) if self.storage.shared else None
+        )
+        self._finalizer = weakref.finalize(
+            self, _end_worker, self.storage, self.name, self.worker, self._heartbeat)
+        self._finalizer.atexit = False  # at exit the process table says the trials are free
+
+    def close(self) -> None:
+        """End this worker: its pending trials are handed back at once, to be re-issued by
+        other workers of the study (as if its process had ended). Also happens when it is
+        garbage collected."""
+        unregister_worker(self.worker)
+        self._finalizer()
+
+    def _open(self, complete_settings: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        mine = self.record
+        stored = self.storage.get_study(self.name)
+        if stored is None:
+            try:
+                self.storage.create_study(mine)
+                return
+            except ValueError:  # another worker created it just now
+                stored = self.storage.get_study(self.name)
+                if stored is None:
+                    raise
+        stored = dataclasses.replace(stored, settings=complete_settings(stored.settings))
+        different = [
+            line for field in ("optimizer", "space", "settings", "seed", "direction")
+            for line in _differences(field, getattr(stored, field),
+                                     json.loads(json.dumps(getattr(mine, field))))
+        ]
+        if different:
+            raise ValueError(
+                f"study {self.name!r} in {getattr(self.storage, 'path', 'the storage')} "
+                f"was created with other settings ({'; '.join(different[:5])}"
+                f"{'; ...' if len(different) > 5 else ''}); continue it with the settings it "
+                "was created with (bodi.load_study reads them), or choose another study name "
+                "(--study-name)"
+            )
+        self.refresh()
+        if self.on_pending == "fail":
+            for trial in self._stale_pending():
+                if not trial.waiting:  # an enqueued or retried trial is not lost
+                    self._reclaim(trial, 0, "pending when the study was loaded")
+
+    # ------------------------------------------------------------------ reading
+    def refresh(self) -> None:
+        """Read the trials that other workers added or changed."""
+        records, self._cursor = self.storage.changes(self.name, self._cursor)
+        for record in records:  # in number order; claims add consecutive numbers atomically
+            if record.number < len(self.trials):
+                self.trials[record.number].update(record)
+            else:
+                self.trials.append(Trial.from_record(record))
+        if records:
+            self._snapshot = None
+
+    def history(self) -> History:
+        """The trials as they are now (an immutable snapshot; kept until they change)."""
+        if self._snapshot is None:
+            self._snapshot = History(self.space, self.directions, self.outcome_constraints,
+                                     tuple(dataclasses.replace(t) for t in self.trials))
+        return self._snapshot
+
+    @property
+    def best(self) -> tuple[dict[str, Value], float] | None:
+        return self.history().best
+
+    @property
+    def pareto_front(self) -> list[Trial]:
+        return self.history().pareto_front
+
+    def _stale_pending(self) -> list[Trial]:
+        """Pending trials whose worker is gone (see :func:`bodi.workers.worker_is_gone`)."""
+        return [t for t in self.trials if t.state == "pending" and t.worker != self.worker
+                and worker_is_gone(t.worker, t.heartbeat)]
+
+    def _reclaim(self, trial: Trial, max_attempts: int, message: str) -> bool:
+        """Take over a stale pending trial; ``True`` if it is now this worker's to evaluate
+        (``False``: failed with ``message`` after ``max_attempts``, or taken by another)."""
+        record = self.storage.reclaim(self.name, trial.record(), self.worker,
+                                      max_attempts=max_attempts, message=message)
+        if record is None:  # another worker was quicker
+            self.refresh()
+            return False
+        trial.update(record)
+        self._snapshot = None
+        return record.state == "pending"
+
+    def _save(self, trial: Trial) -> None:
+        """Commit one trial state change to the storage."""
+        self.storage.put_trial(self.name, trial.record())
+        self._snapshot = None
+
+    # ------------------------------------------------------------------ asking
+    def ask(self, count: int, suggest: Suggest, *, limit: int | None = None) -> list[Trial]:
+        """Up to ``count`` trials to evaluate now, this worker's, such that the study holds at
+        most ``limit`` trials (``None``: no limit); an empty list when it is full.
+
+        Waiting and lost trials (their worker is gone) come first; then new points from
+        ``suggest``, claimed in one transaction that sees the other workers' trials. When
+        another worker claimed one of them first, the trials are re-read and ``suggest`` is
+        asked again with a salt of this worker's (workers with one seed would otherwise propose
+        the same points again and again)."""
+        self.refresh()
+        trials: list[Trial] = []
+        for trial in self._stale_pending():
+            if len(trials) == count:
+                break
+            if self.on_pending == "fail" and not trial.waiting:
+                self._reclaim(trial, 0, "pending when the study was loaded")
+            elif self._reclaim(trial, self.max_attempts, (
+                f"its evaluation was lost {trial.attempts} time(s) (the evaluating process "
+                "ended without a result); not re-issued again"
+            )):
+                trials.append(trial)
+        for attempt in range(MAX_CLAIMS):
+            salt = () if attempt == 0 else (attempt, zlib.crc32(self.worker.encode()))
+            new = count - len(trials)
+            if limit is not None:
+                new = min(new, limit - len(self.trials))
+            if new <= 0:
+                break
+            claimed = self._claim(new, limit, suggest, salt)
+            if claimed is not None:
+                trials += claimed
+                break
+        else:
+            raise RuntimeError(f"could not claim a new trial in {MAX_CLAIMS} tries: other "
+                               "workers kept claiming the same configurations")
+        return trials
+
+    def _claim(self, new: int, limit: int | None, suggest: Suggest,
+               salt: tuple[int, ...]) -> list[Trial] | None:
+        """Suggest ``new`` points and store them as this worker's pending trials (``None``:
+        another worker claimed one of them first; the trials are then re-read)."""
+        start = time.perf_counter()
+        X = suggest(self.history(), new, salt)
+        seconds = (time.perf_counter() - start) / new
+        now = time.time()
+        records = [
+            Trial(-1, params, x, suggest_seconds=seconds, worker=self.worker,
+                  heartbeat=now).record()
+            for x, params in zip(X, self.space.decode(X), strict=True)
+        ]
+        stored = self.storage.add_trials(  # committed before the points are handed out
+            self.name, records, known=len(self.trials), unique=not self.allow_repeats,
+            limit=limit,
+        )
+        self.refresh()
+        if stored is None:
+            return None
+        return [self.trials[r.number] for r in stored]
+
+    # ------------------------------------------------------------------ telling
+    def tell(
+        self,
+        params: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+        value: Any,
+        constraints: Sequence[float] | Sequence[Sequence[float]] | None = None,
+        user_attrs: Mapping[str, Any] | None = None,
+    ) -> Trial | list[Trial]:
+        """Record the value of one configuration, or of a list of them (see
+        :meth:`bodi.Optimizer.tell`); returns the trial(s)."""
+        attrs = check_user_attrs(user_attrs)
+        single = isinstance(params, Mapping)
+        if single:
+            params_list, values = [params], [value]
+        else:
+            params_list = list(params)
+            if isinstance(value, str | bytes) or not isinstance(value, Sequence | Tensor):
+                raise ValueError("tell(list_of_params, values) needs a list of values")
+            values = list(value.tolist() if isinstance(value, Tensor) else value)
+            if len(values) != len(params_list):
+                raise ValueError(
+                    f"got {len(params_list)} configurations but {len(values)} values"
+                )
+        checked = [check_objective_values(v, len(self.directions)) for v in values]
+        limits = self._check_constraints(constraints, len(values), single)
+        X = self.space.encode(params_list)
+        trials = []
+        for x, c, v, limit in zip(X, checked, values, limits, strict=True):
+            if c is not None and self.outcome_constraints and limit is None:
+                trials.append(self._record(x, None, "a constraint value is not finite",
+                                           user_attrs=attrs))
+            else:
+                trials.append(self._record(
+                    x, c, None if c is not None else f"objective returned {v!r}", limit,
+                    user_attrs=attrs))
+        return trials[0] if single else trials
+
+    def tell_failure(self, params: Mapping[str, Any], message: str) -> Trial:
+        """Record that evaluating ``params`` failed (the message is kept with the trial)."""
+        return self._record(self.space.encode(params)[0], None, message)
+
+    def add_pending(self, params: Mapping[str, Any]) -> Trial:
+        """Record a configuration that is being evaluated elsewhere: a pending trial of this
+        worker, never proposed again; ``tell`` it later like an asked one."""
+        return self._add(self.space.encode(params)[0])
+
+    def set_user_attr(self, number: int, key: str, value: Any) -> Trial:
+        """Store ``value`` (JSON) as the user attribute ``key`` of trial ``number``."""
+        self.refresh()
+        if not 0 <= number < len(self.trials):
+            raise ValueError(f"no trial #{number} (the study has {len(self.trials)})")
+        trial = self.trials[number]
+        trial.user_attrs = {**trial.user_attrs, **check_user_attrs({key: value})}
+        self._save(trial)
+        return trial
+
+    def enqueue(self, params: Mapping[str, Any]) -> Trial:
+        """Store ``params`` as a trial that the next ``ask`` of any worker returns first; a
+        configuration equal to an earlier trial is refused (unless ``allow_repeats``)."""
+        x = self.space.encode([params])[0]
+        if not bool(self.space.feasible(x.unsqueeze(0))[0]):
+            raise ValueError(f"{dict(params)} violates the search space's constraints")
+        self.refresh()
+        if not self.allow_repeats and any(torch.equal(t.x, x) for t in self.trials):
+            raise ValueError(f"{dict(params)} is already a trial of the study")
+        record = Trial(-1, self.space.decode(x.unsqueeze(0))[0], x.clone(), attempts=0).record()
+        (stored,) = self.storage.add_trials(self.name, [record], known=len(self.trials),
+                                            unique=False)
+        self.refresh()
+        return self.trials[stored.number]
+
+    def retry_failed(self) -> list[int]:
+        """Put every failed trial back to be evaluated again (as :meth:`enqueue`); returns
+        their numbers. Their messages are kept as the user attribute ``"failed_before"``."""
+        self.refresh()
+        failed = [t for t in self.trials if t.state == "failed"]
+        for trial in failed:
+            trial.user_attrs = {**trial.user_attrs, "failed_before": trial.message}
+            trial.state, trial.message, trial.worker, trial.heartbeat, trial.attempts = (
+                "pending", None, None, None, 0)
+        self.storage.put_trials(self.name, [t.record() for t in failed])
+        self._snapshot = None
+        self.refresh()
+        return [t.number for t in failed]
+
+    def _check_constraints(self, constraints: Any, n: int, single: bool) -> list[Any]:
+        """``n`` checked lists of constraint values (``None``: a non-finite one)."""
+        k = self.outcome_constraints
+        if not k:
+            if constraints is not None:
+                raise ValueError("constraint values were given, but this study has no outcome "
+                                 "constraints (outcome_constraints=0)")
+            return [None] * n
+        if constraints is None:
+            raise ValueError(f"this study has {k} outcome constraint(s): tell their values, "
+                             "tell(x, value, constraints=[...])")
+        rows = [constraints] if single else list(constraints)
+        if len(rows) != n:
+            raise ValueError(f"got {n} configurations but {len(rows)} constraint rows")
+        out = []
+        for row in rows:
+            if isinstance(row, Tensor):
+                row = row.reshape(-1).tolist()
+            if isinstance(row, str | bytes) or not isinstance(row, Sequence) or len(row) != k:
+                raise ValueError(f"this study has {k} outcome constraint(s): each needs a "
+                                 f"sequence of {k} numbers, got {row!r}")
+            values = [check_value(v) for v in row]
+            out.append(None if any(v is None for v in values) else values)
+        return out
+
+    def _record(self, x: Tensor, value: float | list[float] | None,
+                message: str | None, constraints: list[float] | None = None,
+                user_attrs: dict[str, Any] | None = None) -> Trial:
+        self.refresh()
+        same = [t for t in self.trials if torch.equal(t.x, x)]
+        pending = [t for t in same if t.state == "pending"]
+        # this worker's own trial first, then one another worker holds
+        pending.sort(key=lambda t: t.worker != self.worker)
+        if not pending and same and not self.allow_repeats:
+            # a late tell: another worker took the trial over and told it first
+            logger.warning("trial #%d was told by another worker first; this value (%r) is "
+                           "not stored again", same[0].number, value)
+            return same[0]
+        trial = pending[0] if pending else self._add(x)  # else: evaluated outside ask()
+        if value is None:
+            trial.state = "failed"
+            trial.message = message
+        elif isinstance(value, list):
+            trial.state, trial.values = "complete", value
+        else:
+            trial.state, trial.value = "complete", value
+        if value is not None:
+            trial.constraints = constraints
+        if user_attrs:
+            trial.user_attrs = {**trial.user_attrs, **user_attrs}
+        self._save(trial)  # committed before anything else happens
+        return trial
+
+    def _add(self, x: Tensor) -> Trial:
+        """Store ``x`` as a new pending trial of this worker, whatever the earlier trials."""
+        params = self.space.decode(x)[0]
+        record = Trial(-1, params, x.clone(), worker=self.worker, heartbeat=time.time()).record()
+        (stored,) = self.storage.add_trials(self.name, [record], known=len(self.trials),
+                                            unique=False)
+        self.refresh()
+        return self.trials[stored.number]
+
+
+def _end_worker(storage: Storage, study: str, worker: str, heartbeat: Heartbeat | None) -> None:
+    """Stop ``worker``'s heartbeat and hand its pending trials back (their worker cleared, so
+    any other worker re-issues them; see :func:`bodi.workers.worker_is_gone`)."""
+    if heartbeat is not None:
+        heartbeat.stop()
+    if getattr(storage, "read_only", False):
+        return
+    with contextlib.suppress(Exception):  # a closed storage: the trials wait for their lease
+        mine = [t for t in storage.trials(study) if t.state == "pending" and t.worker == worker]
+        if mine:
+            storage.put_trials(study, [dataclasses.replace(t, worker=None) for t in mine])
+
+
+def _differences(field: str, stored: Any, given: Any) -> list[str]:
+    """What differs between a stored study's ``field`` and the one given, one line each:
+    ``"seed: stored 0, given 1"``, ``"settings.dictionary_size: stored 128, given 64"``,
+    ``"space: parameter 'b3' stored {...}, given {...}"``."""
+    if stored == given:
+        return []
+    if field == "settings" and isinstance(stored, dict) and isinstance(given, dict):
+        return [f"{field}.{key}: stored {stored.get(key)!r}, given {given.get(key)!r}"
+                for key in sorted(set(stored) | set(given)) if stored.get(key) != given.get(key)]
+    if field == "space" and isinstance(stored, dict) and isinstance(given, dict):
+        def by_name(space: dict) -> dict:
+            return {p.get("name"): p for p in space.get("parameters", [])}
+
+        def line(name: str) -> str:
+            if name not in new:
+                return f"space: parameter {name!r} only in the stored space"
+            if name not in old:
+                return f"space: parameter {name!r} only in the given space"
+            return f"space: parameter {name!r} stored {old[name]}, given {new[name]}"
+
+        old, new = by_name(stored), by_name(given)
+        lines = [line(name) for name in [*old, *[n for n in new if n not in old]]
+                 if old.get(name) != new.get(name)]
+        return lines or ["space: the parameters' order or constraints"]
+    return [f"{field}: stored {stored!r}, given {given!r}"]
+
+
+def existing_storage(storage: str | Path | Storage, read_only: bool = False) -> Storage:
     """An existing study file (or a Storage) opened; a missing file is an error."""
     if isinstance(storage, str | Path) and "://" not in str(storage) and not Path(
             storage).is_file():
@@ -21,7 +443,7 @@ def _existing(storage: str | Path | Storage, read_only: bool = False) -> Storage
 
 def study_summaries(storage: str | Path | Storage) -> list[str]:
     """One line per study of ``storage``: name, optimizer, trials by state, direction."""
-    store = _existing(storage, read_only=True)
+    store = existing_storage(storage, read_only=True)
     lines = []
     for name in store.study_names():
         record = store.get_study(name)
@@ -35,14 +457,14 @@ def study_summaries(storage: str | Path | Storage) -> list[str]:
 
 def delete_study(storage: str | Path | Storage, study_name: str) -> None:
     """Remove ``study_name`` and its trials from ``storage``."""
-    _existing(storage).delete_study(study_name)
+    existing_storage(storage).delete_study(study_name)
 
 
 def copy_study(source: str | Path | Storage, study_name: str, target: str | Path | Storage,
                new_name: str | None = None) -> str:
     """Copy ``study_name`` (its definition and every trial) from ``source`` into ``target``
     (a new file is created) as ``new_name`` (default: the same name); returns the name."""
-    src = _existing(source, read_only=True)
+    src = existing_storage(source, read_only=True)
     record = src.get_study(study_name)
     if record is None:
         raise ValueError(f"no study {study_name!r} (studies: "
@@ -53,59 +475,3 @@ def copy_study(source: str | Path | Storage, study_name: str, target: str | Path
                                   record.seed, record.direction))
     dst.put_trials(name, src.trials(study_name))
     return name
-
-
-def load_study(
-    storage: str | Path | Storage,
-    study_name: str | None = None,
-    *,
-    on_pending: str = "reissue",
-    device: str | None = None,
-    read_only: bool = False,
-) -> Optimizer:
-    """Rebuild the optimizer of a stored study, with all its trials, ready to ``ask``.
-
-    The space, optimizer class, settings, seed and direction come from the storage, so the
-    study continues as it would have without the interruption. Trials that were pending are
-    re-issued by the next ``ask`` (``on_pending="fail"`` marks them failed instead).
-
-    Args:
-        storage: a study file path or a :class:`bodi.storage.Storage`.
-        study_name: which study; may be omitted when the storage holds exactly one.
-        device: where a GP optimizer's model computes (``"cuda"``; default the CPU). The device
-            is not part of a study: one run on a GPU continues on the CPU and vice versa.
-        read_only: open the study file read-only, to look at the study (its trials, best,
-            front, tables): nothing is written, and ``ask``/``tell`` raise ``ValueError``.
-    """
-    store = _existing(storage, read_only)
-    names = store.study_names()
-    if study_name is None:
-        if len(names) != 1:
-            raise ValueError(
-                f"the storage holds {len(names)} studies ({', '.join(names) or 'none'}); "
-                "pass study_name (bodi show: --study-name)"
-            )
-        study_name = names[0]
-    record = store.get_study(study_name)
-    if record is None:
-        raise ValueError(f"no study {study_name!r} (studies: {', '.join(names) or 'none'})")
-    try:
-        cls = optimizer_class(record.optimizer)
-    except ValueError:
-        raise ValueError(
-            f"study {study_name!r} uses an unknown optimizer {record.optimizer!r}"
-        ) from None
-    runtime = {} if device is None else {"device": device}
-    if runtime and not accepts_device(cls):
-        raise ValueError(f"study {study_name!r} runs {record.optimizer}, which has no model "
-                         "device; omit device")
-    settings = cls.complete_settings(record.settings)
-    try:
-        return cls(
-            SearchSpace.from_dict(record.space), seed=record.seed, direction=record.direction,
-            storage=store, study_name=study_name, on_pending=on_pending, **settings, **runtime,
-        )
-    except TypeError as err:  # a setting this version of bodi does not know
-        raise ValueError(f"study {study_name!r} was stored with settings that "
-                         f"{record.optimizer} of this bodi does not take ({err}); settings: "
-                         f"{sorted(settings)}") from None

@@ -27,8 +27,9 @@ SMALL_BUDGETS = [
     (re.compile(r"for _ in range\(\d+\)"), "for _ in range(5)"),
 ]
 PRELUDE = textwrap.dedent("""
-    import bodi, bodi.optimizers.bo as _bo
+    import functools, bodi, bodi.optimizers.bo as _bo
     _init = _bo.BODi.__init__
+    @functools.wraps(_init)  # BODi.option_defaults() reads the signature
     def _small(self, space, **kwargs):  # small acquisition settings keep the run short
         kwargs.setdefault("num_restarts", 2)
         kwargs.setdefault("raw_samples", 64)

@@ -94,7 +94,10 @@ class NGOpt(Optimizer):
             warnings.simplefilter("ignore")  # e.g. Nevergrad's LossTooLargeWarning
             self._catch_up(state)
             candidates = [state.optimizer.ask() for _ in range(n)]
-        state.proposed = candidates  # matched to this worker's next new trials, in order
+        # matched, in order, to the trials numbered from here (this suggestion's, unless
+        # another worker of a shared study claimed those numbers first: then the trials'
+        # own points are told, see _catch_up)
+        state.proposed, state.proposed_from = candidates, len(self.trials)
         rows = [from_index_values(self.space, c.value) for c in candidates]
         return torch.tensor(rows, dtype=DTYPE).reshape(n, self.space.dim)
 
@@ -107,7 +110,7 @@ class NGOpt(Optimizer):
             if trial.number in state.told:
                 continue
             if trial.number not in state.candidates:
-                mine = proposed and trial.worker == self.worker
+                mine = proposed and trial.number >= state.proposed_from
                 state.candidates[trial.number] = (
                     proposed.pop(0) if mine else state.optimizer.ask()
                 )
@@ -133,3 +136,4 @@ class _NevergradState:
     candidates: dict[int, Any] = field(default_factory=dict)  # asked for, not told yet
     told: set[int] = field(default_factory=set)
     proposed: list[Any] = field(default_factory=list)  # asked by the last suggestion
+    proposed_from: int = 0  # the number of the trials when they were asked

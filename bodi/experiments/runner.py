@@ -13,6 +13,7 @@ default its shift-invariant ``"uniform"`` kind (methods that sample their own in
 
 from __future__ import annotations
 
+import json
 import os
 import time
 import warnings
@@ -31,6 +32,7 @@ from bodi.experiments.storage import Evaluation, ResultsStore, finite_or_none
 from bodi.initial_design import initial_design
 from bodi.optimizers.registry import brings_own_design, make_optimizer, parse_method
 from bodi.progress import ProgressBars
+from bodi.trials import History
 
 
 @dataclass(frozen=True)
@@ -80,43 +82,37 @@ def run_step(task: Task, history: Sequence[Evaluation]) -> list[Evaluation]:
         configs = space.decode(design)
         values, seconds = _evaluate(problem, configs)
         return [Evaluation(c, v, 0.0, seconds) for c, v in zip(configs, values, strict=True)]
-    optimizer, told = _LIVE.pop(task, None), 0
-    if optimizer is not None and len(optimizer.trials) <= len(history) and all(
-        t.params == h.params for t, h in zip(optimizer.trials, history, strict=False)
-    ):
-        told = sum(t.state != "pending" for t in optimizer.trials)
-    else:
+    seen = tuple(json.dumps(h.params, sort_keys=True) for h in history)
+    optimizer, before = _LIVE.pop(task, (None, ()))
+    if optimizer is None or seen[: len(before)] != before:  # not a continuation of its steps
         optimizer = make_optimizer(
             task.method, space, seed=task.seed, direction=problem.direction,
             n_init=task.n_init, device=task.device, budget=task.budget, design=task.design,
         )
-    for past in history[told:]:
-        if past.value is None:
-            optimizer.tell_failure(past.params, past.message or "failed")
-        else:
-            optimizer.tell(past.params, past.value)
+    observed = History.from_observations(
+        space, [problem.direction], completed=[(h.params, h.value) for h in history])
     start = time.perf_counter()
     with warnings.catch_warnings():
         # numerical notes of the acquisition optimizers (e.g. an L-BFGS-B line search that
         # stopped early) would scroll over the progress bars; they do not change the result
         warnings.simplefilter("ignore", OptimizationWarning)
         warnings.filterwarnings("ignore", message="Optimization failed", category=RuntimeWarning)
-        config = optimizer.ask()
+        config = space.decode(optimizer.suggest(observed, 1))[0]
     suggest_seconds = time.perf_counter() - start
     values, seconds = _evaluate(problem, [config])
     message = None if values[0] is not None else "evaluation failed or was not finite"
     if getattr(optimizer, "keeps_state", False):
-        _LIVE[task] = optimizer
+        _LIVE[task] = optimizer, seen
         while len(_LIVE) > MAX_LIVE_OPTIMIZERS:
             _LIVE.pop(next(iter(_LIVE)))
     return [Evaluation(config, values[0], suggest_seconds, seconds, message)]
 
 
 #: optimizers that keep state (``keeps_state``, e.g. NGOpt's live Nevergrad optimizer) are kept
-#: in the worker process between the steps of their task, so that a step does not replay the
-#: whole history; a step on another worker, or after a restart, rebuilds the optimizer from
-#: the history instead, with the same result
-_LIVE: dict[Task, Any] = {}
+#: in the worker process between the steps of their task, with the configurations of the
+#: history they have seen, so that their cache continues; a step on another worker, or after a
+#: restart, starts a new optimizer from the history instead, with the same result
+_LIVE: dict[Task, tuple[Any, tuple[str, ...]]] = {}
 MAX_LIVE_OPTIMIZERS = 16
 
 

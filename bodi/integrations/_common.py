@@ -2,30 +2,31 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bodi.acquisition import SearchSpaceExhaustedError
 from bodi.adapters.codecs import Codec, from_bodi
 from bodi.optimizers.bo import BODi
-from bodi.space import Binary, SearchSpace
+from bodi.space import SearchSpace
+from bodi.trials import History
 
 
 def bodi_option_names() -> list[str]:
-    """The keyword options the adapters pass through to BODi: all of ``BODi.settings()`` but
-    ``n_init`` (the host framework's start-up trials are the initial design)."""
-    return [k for k in BODi(SearchSpace([Binary("x")]), n_init=0).settings() if k != "n_init"]
+    """The keyword options the adapters pass through to BODi: all of BODi's but ``n_init``
+    (the host framework's start-up trials are the initial design)."""
+    return [k for k in BODi.option_defaults() if k != "n_init"]
 
 
 def check_bodi_options(options: Mapping[str, Any], who: str) -> dict[str, Any]:
-    """Reject unknown keywords now rather than at the first model-based suggestion."""
+    """Reject unknown keywords and values that no space accepts now, rather than at the first
+    model-based suggestion (after the start-up trials were paid for)."""
     allowed = bodi_option_names()
     unknown = sorted(set(options) - set(allowed))
     if unknown:
         hint = " (the start-up trials replace BODi's n_init)" if "n_init" in unknown else ""
         raise TypeError(f"{who} got unexpected BODi option(s) {unknown}{hint}; allowed: {allowed}")
-    BODi(SearchSpace([Binary("x")]), n_init=0, **options)  # validates the values
+    BODi.check_options(**options)
     return dict(options)
 
 
@@ -40,41 +41,29 @@ def propose(
     pending: Sequence[Mapping[str, Any]],
     constraints: Sequence[Sequence[float]] | None = None,
 ) -> dict[str, Any] | None:
-    """Rebuild BODi from bodi-valued observations and ask one configuration (host values).
+    """One configuration (host values) that BODi suggests from bodi-valued observations.
 
     ``completed`` holds ``(params, value)`` pairs; a non-finite value counts as a failure.
     ``direction`` is ``"minimize"``/``"maximize"``, or several joined by commas (then each value
     is a sequence with one number per objective).
-    ``pending`` configurations become pending trials, i.e. qLogNEI pending points (and, in a
-    discrete space, configurations never proposed again). Returns ``None`` when a finite space
-    has no configuration left. ``constraints``, if given, holds each completed configuration's
-    outcome-constraint values (``c`` numbers, feasible when all are ``<= 0``): BODi then models
-    them (``outcome_constraints=c``).
+    ``pending`` configurations are qLogNEI pending points (and, in a discrete space,
+    configurations never proposed). Returns ``None`` when a finite space has no configuration
+    left. ``constraints``, if given, holds each completed configuration's outcome-constraint
+    values (``c`` numbers, feasible when all are ``<= 0``): BODi then models them
+    (``outcome_constraints=c``). The observations become a :class:`bodi.trials.History` that
+    BODi suggests from directly: no study, nothing replayed.
     """
     space = SearchSpace([codec.parameter for codec in codecs])
+    directions = direction.split(",")
     n_constraints = len(constraints[0]) if constraints else 0
     # n_init=0: the host framework's start-up trials are the initial design
-    opt = BODi(space, seed=seed, direction=direction, n_init=0,
+    opt = BODi(space, seed=seed, directions=directions, n_init=0,
                outcome_constraints=n_constraints, **options)
-    rows = [(p, v, constraints[i] if constraints else None)
-            for i, (p, v) in enumerate(completed) if _finite(v)]
-    if rows:
-        opt.tell([p for p, _, _ in rows], [v for _, v, _ in rows],
-                 constraints=[c for _, _, c in rows] if n_constraints else None)
-    for params, value in completed:
-        if not _finite(value):
-            opt.tell_failure(params, f"value {value}")
-    for params in failed:
-        opt.tell_failure(params, "failed in the host framework")
-    for params in pending:
-        opt.add_pending(params)
+    history = History.from_observations(space, directions, completed=completed,
+                                        constraints=constraints or None, failed=failed,
+                                        pending=pending)
     try:
-        params = opt.ask()
+        X = opt.suggest(history, 1)
     except SearchSpaceExhaustedError:
         return None
-    return from_bodi(codecs, params)
-
-
-def _finite(value: float | Sequence[float]) -> bool:
-    values = value if isinstance(value, Sequence) else [value]
-    return all(math.isfinite(v) for v in values)
+    return from_bodi(codecs, space.decode(X)[0])

@@ -1,14 +1,16 @@
 """Ask/tell optimizers: BODi and the baselines, all behind :class:`Optimizer`."""
 
-from bodi.optimizers.base import Optimizer, Outcome, Trial
+from bodi.optimizers.base import Optimizer
 from bodi.optimizers.bo import BODi
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.optimizers.random_search import RandomSearch
 from bodi.optimizers.registry import METHODS, make_optimizer, optimizer_class, parse_method
+from bodi.trials import History, Outcome, Trial
 
 __all__ = [
     "METHODS",
     "BODi",
+    "History",
     "ModelBasedOptimizer",
     "Optimizer",
     "Outcome",

@@ -37,11 +37,11 @@ from bodi.multi_objective import (
     random_weights,
     running_hypervolume,
 )
-from bodi.optimizers.base import check_directions
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.seeding import derive_seed
 from bodi.space import DTYPE, Binary, SearchSpace, Value
 from bodi.storage import Storage
+from bodi.trials import check_directions
 
 DEFAULT_MAX_MODEL_POINTS = 1000
 
@@ -142,41 +142,11 @@ class GPOptimizer(ModelBasedOptimizer):
         if kwargs.get("outcome_constraints") and acquisition != "logei":
             raise ValueError("outcome constraints use acquisition 'logei' (constrained qLogNEI "
                              f"/ qLogNEHVI), not {acquisition!r}")
-        for name, value in (("num_restarts", num_restarts), ("raw_samples", raw_samples)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if isinstance(ucb_beta, bool) or not isinstance(ucb_beta, int | float) or not (
-            math.isfinite(ucb_beta) and ucb_beta >= 0
-        ):
-            raise ValueError(f"ucb_beta must be a finite number >= 0, got {ucb_beta!r}")
-        if max_model_points is not None and (
-            isinstance(max_model_points, bool) or not isinstance(max_model_points, int)
-            or max_model_points < 2
-        ):
-            raise ValueError(f"max_model_points must be an integer >= 2 or None, got "
-                             f"{max_model_points!r}")
-        if acquisition_optimizer not in ACQUISITION_OPTIMIZERS:
-            raise ValueError(f"unknown acquisition_optimizer {acquisition_optimizer!r}; choose "
-                             f"one of {list(ACQUISITION_OPTIMIZERS)}")
-        if acquisition_options is not None and not isinstance(acquisition_options, dict):
-            raise ValueError(f"acquisition_options must be a dict, got {acquisition_options!r}")
-        if acquisition not in ACQUISITIONS:
-            raise ValueError(
-                f"unknown acquisition {acquisition!r}; choose one of {list(ACQUISITIONS)}"
-            )
-        if isinstance(trust_region, dict):  # as stored with a study, or from a method spec
-            try:
-                trust_region = TrustRegionSettings(**trust_region)
-            except TypeError as err:
-                raise ValueError(f"trust_region: {err}") from err
-        if not isinstance(trust_region, bool | TrustRegionSettings):
-            raise ValueError(f"trust_region must be a bool or TrustRegionSettings, got "
-                             f"{trust_region!r}")
-        if trust_region is not False and acquisition_optimizer == "botorch":
-            raise ValueError("a trust region needs acquisition_optimizer 'auto' or 'local'")
-        if space.constraints and acquisition_optimizer == "botorch":
-            raise ValueError("a constrained search space needs acquisition_optimizer 'auto' or "
-                             "'local'")
+        trust_region = _check_gp_options(dict(
+            acquisition=acquisition, num_restarts=num_restarts, raw_samples=raw_samples,
+            acquisition_optimizer=acquisition_optimizer, acquisition_options=acquisition_options,
+            ucb_beta=ucb_beta, trust_region=trust_region, max_model_points=max_model_points,
+            device=device, dtype=dtype), space)
         self.tensor_kwargs = model_tensor_kwargs(device, dtype)
         self.acquisition = acquisition
         self.num_restarts = num_restarts
@@ -192,6 +162,11 @@ class GPOptimizer(ModelBasedOptimizer):
         self.region: TrustRegion | None = None
         super().__init__(space, seed=seed, direction=direction, n_init=n_init, storage=storage,
                          study_name=study_name, on_pending=on_pending, **kwargs)
+
+    @classmethod
+    def _check_space_free_options(cls, options: dict[str, Any]) -> None:
+        super()._check_space_free_options(options)
+        _check_gp_options(options, None)
 
     def settings(self) -> dict[str, Any]:
         """The keyword settings of this optimizer (what a stored study needs to rebuild it)."""
@@ -387,6 +362,81 @@ def penalize_infeasible(utility: Tensor, C: Tensor) -> Tensor:
     return torch.where(infeasible, floor - 1 - violation, utility)
 
 
+def _check_dictionary_options(options: Mapping[str, Any], space: SearchSpace | None) -> str:
+    """Check :class:`BODi`'s dictionary options (against ``space``, if given, too); returns
+    the dictionary reference (its default filled in)."""
+    dictionary_size, dictionary = options["dictionary_size"], options["dictionary"]
+    dictionary_reference = options["dictionary_reference"]
+    if isinstance(dictionary_size, bool) or not isinstance(dictionary_size, int) or (
+        dictionary_size < 1
+    ):
+        raise ValueError(f"dictionary_size must be a positive integer, got {dictionary_size!r}")
+    if dictionary not in DICTIONARY_KINDS:
+        raise ValueError(
+            f"unknown dictionary {dictionary!r}; choose one of {list(DICTIONARY_KINDS)}"
+        )
+    if dictionary in ("wavelet", "gaussian") and space is not None and space.categorical_dims:
+        raise ValueError(
+            f"the {dictionary!r} dictionary is defined for binary variables only; "
+            "this space has categorical parameters"
+        )
+    if dictionary_reference is None:  # the default: incumbent-relative where defined
+        dictionary_reference = "none" if dictionary == "gaussian" else "incumbent"
+    if dictionary_reference not in DICTIONARY_REFERENCES:
+        raise ValueError(f"unknown dictionary_reference {dictionary_reference!r}; choose one "
+                         f"of {list(DICTIONARY_REFERENCES)}")
+    if dictionary_reference != "none" and dictionary == "gaussian":
+        raise ValueError("a Gaussian dictionary cannot be relabelled around a reference")
+    return dictionary_reference
+
+
+def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None) -> Any:
+    """Check :class:`GPOptimizer`'s options (those of ``space``, if given, too); returns the
+    trust region as ``False`` or :class:`TrustRegionSettings`."""
+    acquisition, acquisition_optimizer = options["acquisition"], options["acquisition_optimizer"]
+    num_restarts, raw_samples = options["num_restarts"], options["raw_samples"]
+    acquisition_options, ucb_beta = options["acquisition_options"], options["ucb_beta"]
+    trust_region, max_model_points = options["trust_region"], options["max_model_points"]
+    device, dtype = options["device"], options["dtype"]
+    for name, value in (("num_restarts", num_restarts), ("raw_samples", raw_samples)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if isinstance(ucb_beta, bool) or not isinstance(ucb_beta, int | float) or not (
+        math.isfinite(ucb_beta) and ucb_beta >= 0
+    ):
+        raise ValueError(f"ucb_beta must be a finite number >= 0, got {ucb_beta!r}")
+    if max_model_points is not None and (
+        isinstance(max_model_points, bool) or not isinstance(max_model_points, int)
+        or max_model_points < 2
+    ):
+        raise ValueError(f"max_model_points must be an integer >= 2 or None, got "
+                         f"{max_model_points!r}")
+    if acquisition_optimizer not in ACQUISITION_OPTIMIZERS:
+        raise ValueError(f"unknown acquisition_optimizer {acquisition_optimizer!r}; choose "
+                         f"one of {list(ACQUISITION_OPTIMIZERS)}")
+    if acquisition_options is not None and not isinstance(acquisition_options, dict):
+        raise ValueError(f"acquisition_options must be a dict, got {acquisition_options!r}")
+    if acquisition not in ACQUISITIONS:
+        raise ValueError(
+            f"unknown acquisition {acquisition!r}; choose one of {list(ACQUISITIONS)}"
+        )
+    if isinstance(trust_region, dict):  # as stored with a study, or from a method spec
+        try:
+            trust_region = TrustRegionSettings(**trust_region)
+        except TypeError as err:
+            raise ValueError(f"trust_region: {err}") from err
+    if not isinstance(trust_region, bool | TrustRegionSettings):
+        raise ValueError(f"trust_region must be a bool or TrustRegionSettings, got "
+                         f"{trust_region!r}")
+    if trust_region is not False and acquisition_optimizer == "botorch":
+        raise ValueError("a trust region needs acquisition_optimizer 'auto' or 'local'")
+    if space is not None and space.constraints and acquisition_optimizer == "botorch":
+        raise ValueError("a constrained search space needs acquisition_optimizer 'auto' or "
+                         "'local'")
+    model_tensor_kwargs(device, dtype)
+    return trust_region
+
+
 def _check_multi_objective_options(
     space: SearchSpace, directions: Sequence[str], acquisition: str,
     ref_point: Sequence[float] | None, known_objectives: Mapping[int, Any] | None,
@@ -509,26 +559,9 @@ class BODi(GPOptimizer):
     ) -> None:
         if not isinstance(space, SearchSpace):
             raise ValueError(f"space must be a bodi.SearchSpace, got {type(space).__name__}")
-        if isinstance(dictionary_size, bool) or not isinstance(dictionary_size, int) or (
-            dictionary_size < 1
-        ):
-            raise ValueError(f"dictionary_size must be a positive integer, got {dictionary_size!r}")
-        if dictionary not in DICTIONARY_KINDS:
-            raise ValueError(
-                f"unknown dictionary {dictionary!r}; choose one of {list(DICTIONARY_KINDS)}"
-            )
-        if dictionary in ("wavelet", "gaussian") and space.categorical_dims:
-            raise ValueError(
-                f"the {dictionary!r} dictionary is defined for binary variables only; "
-                "this space has categorical parameters"
-            )
-        if dictionary_reference is None:  # the default: incumbent-relative where defined
-            dictionary_reference = "none" if dictionary == "gaussian" else "incumbent"
-        if dictionary_reference not in DICTIONARY_REFERENCES:
-            raise ValueError(f"unknown dictionary_reference {dictionary_reference!r}; choose one "
-                             f"of {list(DICTIONARY_REFERENCES)}")
-        if dictionary_reference != "none" and dictionary == "gaussian":
-            raise ValueError("a Gaussian dictionary cannot be relabelled around a reference")
+        dictionary_reference = _check_dictionary_options(dict(
+            dictionary_size=dictionary_size, dictionary=dictionary,
+            dictionary_reference=dictionary_reference), space)
         self.dictionary_reference = dictionary_reference
         self.dictionary_size = dictionary_size
         self.dictionary_kind = dictionary
@@ -536,6 +569,14 @@ class BODi(GPOptimizer):
         if trust_region is None:  # the default: on, unless BoTorch's optimizer was asked for
             trust_region = kwargs.get("acquisition_optimizer", "auto") != "botorch"
         super().__init__(space, trust_region=trust_region, **kwargs)
+
+    @classmethod
+    def _check_space_free_options(cls, options: dict[str, Any]) -> None:
+        _check_dictionary_options(options, None)
+        if options["trust_region"] is None:  # BODi's default (see __init__)
+            options = {**options,
+                       "trust_region": options["acquisition_optimizer"] != "botorch"}
+        super()._check_space_free_options(options)
 
     # studies stored before these options existed ran the paper's configuration
     legacy_settings: ClassVar[dict[str, Any]] = {

@@ -58,13 +58,17 @@ class ModelBasedOptimizer(Optimizer):
         on_pending: str = "reissue",
         **kwargs: Any,
     ) -> None:
-        if isinstance(n_init, bool) or not isinstance(n_init, numbers.Integral) or n_init < 0:
-            raise ValueError(f"n_init must be a non-negative integer, got {n_init!r}")
+        _check_design_options({"n_init": n_init, "design": design})
         self.n_init = int(n_init)
         self.design = check_design(design)
         super().__init__(space, seed=seed, direction=direction, storage=storage,
                          study_name=study_name, on_pending=on_pending, **kwargs)
         self._design = initial_design(space, self.n_init, self.seed, self.design)
+
+    @classmethod
+    def _check_space_free_options(cls, options: dict[str, Any]) -> None:
+        super()._check_space_free_options(options)
+        _check_design_options(options)
 
     def settings(self) -> dict[str, Any]:
         return {"n_init": self.n_init, "design": self.design}
@@ -84,3 +88,11 @@ class ModelBasedOptimizer(Optimizer):
         """``q x dim`` encoded points from the model, at least :attr:`min_completed` trials
         being complete. ``design``: this batch's design points (to be treated as pending);
         ``taken``: every trial's point and ``design``. Global RNGs are seeded by the caller."""
+
+
+def _check_design_options(options: dict[str, Any]) -> None:
+    """Check ``n_init`` and ``design`` (see :class:`ModelBasedOptimizer`)."""
+    n_init = options["n_init"]
+    if isinstance(n_init, bool) or not isinstance(n_init, numbers.Integral) or n_init < 0:
+        raise ValueError(f"n_init must be a non-negative integer, got {n_init!r}")
+    check_design(options["design"])

@@ -1,6 +1,8 @@
 """Nevergrad's NGOpt baseline: the space round trip, a rebuilt optimizer continuing as the live
 one would, failures, options and progress on a planted problem. Skipped without nevergrad."""
 
+import json
+
 import pytest
 import torch
 
@@ -107,8 +109,9 @@ def test_bench_keeps_the_live_optimizer_between_steps_with_the_result_of_a_rebui
     history = list(runner.run_step(task, ()))  # the shared design
     while len(history) < 10:
         history += runner.run_step(task, tuple(history))
-        live = runner._LIVE[task]
-        assert [t.params for t in live.trials] == [e.params for e in history]
+        live, seen = runner._LIVE[task]  # the optimizer and the history it suggested from
+        assert [json.loads(p) for p in seen] == [e.params for e in history[:-1]]
+        assert live._nevergrad.told == set(range(len(history) - 1))
     cached = runner.run_step(task, tuple(history))
     runner._LIVE.clear()
     rebuilt = runner.run_step(task, tuple(history))

@@ -1,0 +1,67 @@
+"""Open a stored study as its optimizer, ready to continue (``bodi.load_study("study.db")``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bodi.optimizers.base import Optimizer
+from bodi.optimizers.registry import accepts_device, optimizer_class
+from bodi.space import SearchSpace
+from bodi.storage import Storage
+from bodi.study import existing_storage
+
+
+def load_study(
+    storage: str | Path | Storage,
+    study_name: str | None = None,
+    *,
+    on_pending: str = "reissue",
+    device: str | None = None,
+    read_only: bool = False,
+) -> Optimizer:
+    """Rebuild the optimizer of a stored study, with all its trials, ready to ``ask``.
+
+    The space, optimizer class, settings, seed and direction come from the storage, so the
+    study continues as it would have without the interruption. Trials that were pending are
+    re-issued by the next ``ask`` (``on_pending="fail"`` marks them failed instead).
+
+    Args:
+        storage: a study file path or a :class:`bodi.storage.Storage`.
+        study_name: which study; may be omitted when the storage holds exactly one.
+        device: where a GP optimizer's model computes (``"cuda"``; default the CPU). The device
+            is not part of a study: one run on a GPU continues on the CPU and vice versa.
+        read_only: open the study file read-only, to look at the study (its trials, best,
+            front, tables): nothing is written, and ``ask``/``tell`` raise ``ValueError``.
+    """
+    store = existing_storage(storage, read_only)
+    names = store.study_names()
+    if study_name is None:
+        if len(names) != 1:
+            raise ValueError(
+                f"the storage holds {len(names)} studies ({', '.join(names) or 'none'}); "
+                "pass study_name (bodi show: --study-name)"
+            )
+        study_name = names[0]
+    record = store.get_study(study_name)
+    if record is None:
+        raise ValueError(f"no study {study_name!r} (studies: {', '.join(names) or 'none'})")
+    try:
+        cls = optimizer_class(record.optimizer)
+    except ValueError:
+        raise ValueError(
+            f"study {study_name!r} uses an unknown optimizer {record.optimizer!r}"
+        ) from None
+    runtime = {} if device is None else {"device": device}
+    if runtime and not accepts_device(cls):
+        raise ValueError(f"study {study_name!r} runs {record.optimizer}, which has no model "
+                         "device; omit device")
+    settings = cls.complete_settings(record.settings)
+    try:
+        return cls(
+            SearchSpace.from_dict(record.space), seed=record.seed, direction=record.direction,
+            storage=store, study_name=study_name, on_pending=on_pending, **settings, **runtime,
+        )
+    except TypeError as err:  # a setting this version of bodi does not know
+        raise ValueError(f"study {study_name!r} was stored with settings that "
+                         f"{record.optimizer} of this bodi does not take ({err}); settings: "
+                         f"{sorted(settings)}") from None
