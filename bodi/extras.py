@@ -12,7 +12,7 @@ rest is imported lazily, where it is used:
 - ``optuna``: optuna, for :mod:`bodi.integrations.optuna`;
 - ``ax``: ax-platform, for :mod:`bodi.integrations.ax`;
 - ``pandas``: pandas, for ``trials_dataframe()``;
-- ``postgres``: psycopg, for studies in PostgreSQL (:mod:`bodi.postgres`).
+- ``postgres``: psycopg, for studies in PostgreSQL (:mod:`bodi.storage.postgres`).
 """
 
 from __future__ import annotations

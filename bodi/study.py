@@ -142,7 +142,7 @@ class Study:
         records, self._cursor = self.storage.changes(self.name, self._cursor)
         for record in records:  # in number order; claims add consecutive numbers atomically
             if record.number < len(self.trials):
-                self.trials[record.number].update(record)
+                self.trials[record.number] = self.trials[record.number].updated(record)
             else:
                 self.trials.append(Trial.from_record(record))
         if records:
@@ -150,9 +150,9 @@ class Study:
 
     def history(self) -> History:
         """The trials as they are now (an immutable snapshot; kept until they change)."""
-        if self._snapshot is None:
+        if self._snapshot is None:  # (trials are immutable: changed ones are replaced)
             self._snapshot = History(self.space, self.directions, self.outcome_constraints,
-                                     tuple(dataclasses.replace(t) for t in self.trials))
+                                     tuple(self.trials))
         return self._snapshot
 
     @property
@@ -176,14 +176,16 @@ class Study:
         if record is None:  # another worker was quicker
             self.refresh()
             return False
-        trial.update(record)
+        self.trials[trial.number] = trial.updated(record)
         self._snapshot = None
         return record.state == "pending"
 
-    def _save(self, trial: Trial) -> None:
-        """Commit one trial state change to the storage."""
+    def _save(self, trial: Trial) -> Trial:
+        """Commit one trial state change to the storage (and to :attr:`trials`)."""
         self.storage.put_trial(self.name, trial.record())
+        self.trials[trial.number] = trial
         self._snapshot = None
+        return trial
 
     # ------------------------------------------------------------------ asking
     def ask(self, count: int, suggest: Suggest, *, limit: int | None = None) -> list[Trial]:
@@ -206,7 +208,7 @@ class Study:
                 f"its evaluation was lost {trial.attempts} time(s) (the evaluating process "
                 "ended without a result); not re-issued again"
             )):
-                trials.append(trial)
+                trials.append(self.trials[trial.number])
         for attempt in range(MAX_CLAIMS):
             salt = () if attempt == 0 else (attempt, zlib.crc32(self.worker.encode()))
             new = count - len(trials)
@@ -297,9 +299,8 @@ class Study:
         if not 0 <= number < len(self.trials):
             raise ValueError(f"no trial #{number} (the study has {len(self.trials)})")
         trial = self.trials[number]
-        trial.user_attrs = {**trial.user_attrs, **check_user_attrs({key: value})}
-        self._save(trial)
-        return trial
+        return self._save(dataclasses.replace(
+            trial, user_attrs={**trial.user_attrs, **check_user_attrs({key: value})}))
 
     def enqueue(self, params: Mapping[str, Any]) -> Trial:
         """Store ``params`` as a trial that the next ``ask`` of any worker returns first; a
@@ -320,11 +321,10 @@ class Study:
         """Put every failed trial back to be evaluated again (as :meth:`enqueue`); returns
         their numbers. Their messages are kept as the user attribute ``"failed_before"``."""
         self.refresh()
-        failed = [t for t in self.trials if t.state == "failed"]
-        for trial in failed:
-            trial.user_attrs = {**trial.user_attrs, "failed_before": trial.message}
-            trial.state, trial.message, trial.worker, trial.heartbeat, trial.attempts = (
-                "pending", None, None, None, 0)
+        failed = [dataclasses.replace(
+            t, user_attrs={**t.user_attrs, "failed_before": t.message}, state="pending",
+            message=None, worker=None, heartbeat=None, attempts=0,
+        ) for t in self.trials if t.state == "failed"]
         self.storage.put_trials(self.name, [t.record() for t in failed])
         self._snapshot = None
         self.refresh()
@@ -370,18 +370,15 @@ class Study:
             return same[0]
         trial = pending[0] if pending else self._add(x)  # else: evaluated outside ask()
         if value is None:
-            trial.state = "failed"
-            trial.message = message
+            changes: dict[str, Any] = {"state": "failed", "message": message}
         elif isinstance(value, list):
-            trial.state, trial.values = "complete", value
+            changes = {"state": "complete", "values": value, "constraints": constraints}
         else:
-            trial.state, trial.value = "complete", value
-        if value is not None:
-            trial.constraints = constraints
+            changes = {"state": "complete", "value": value, "constraints": constraints}
         if user_attrs:
-            trial.user_attrs = {**trial.user_attrs, **user_attrs}
-        self._save(trial)  # committed before anything else happens
-        return trial
+            changes["user_attrs"] = {**trial.user_attrs, **user_attrs}
+        trial = dataclasses.replace(trial, **changes)
+        return self._save(trial)  # committed before anything else happens
 
     def _add(self, x: Tensor) -> Trial:
         """Store ``x`` as a new pending trial of this worker, whatever the earlier trials."""

@@ -14,6 +14,7 @@ their signs (:func:`direction_signs`), a told value (:func:`check_value`,
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import numbers
@@ -32,9 +33,10 @@ from bodi.storage import TrialRecord
 DIRECTIONS = ("minimize", "maximize")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Trial:
-    """One configuration proposed or evaluated in a study."""
+    """One configuration proposed or evaluated in a study (immutable: a study replaces a trial
+    whose state changes)."""
 
     number: int
     params: dict[str, Value]
@@ -89,13 +91,14 @@ class Trial:
                    record.worker, record.heartbeat, record.attempts, record.values,
                    record.constraints, dict(record.user_attrs or {}))
 
-    def update(self, record: TrialRecord) -> None:
-        """Take the stored state of this trial (written by this or another worker)."""
-        self.state, self.value, self.message = record.state, record.value, record.message
-        self.values, self.constraints = record.values, record.constraints
-        self.worker, self.heartbeat, self.attempts = (
-            record.worker, record.heartbeat, record.attempts)
-        self.user_attrs = dict(record.user_attrs or {})
+    def updated(self, record: TrialRecord) -> Trial:
+        """This trial with the stored state of ``record`` (written by this or another
+        worker); its point is kept."""
+        return dataclasses.replace(
+            self, state=record.state, value=record.value, message=record.message,
+            values=record.values, constraints=record.constraints, worker=record.worker,
+            heartbeat=record.heartbeat, attempts=record.attempts,
+            user_attrs=dict(record.user_attrs or {}))
 
     def as_dict(self) -> dict[str, Any]:
         out = {

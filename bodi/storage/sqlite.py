@@ -1,10 +1,5 @@
-"""Study storage: every trial of a study, persisted as it changes state.
-
-A *study* is a search space, an optimizer (class name, settings, seed, direction) and its trials.
-:class:`SQLiteStorage` keeps studies in one SQLite file (WAL mode; every state change of a trial
-is one committed transaction), so a study survives a crash or a kill at any moment and
-:func:`bodi.load_study` continues it. :class:`InMemoryStorage` is the same interface without
-persistence.
+"""Studies in one SQLite file (WAL mode; every state change of a trial is one committed
+transaction), so that a study survives a crash or a kill at any moment.
 
 Opening a file never modifies it unless it is a bodi study file or an empty/new file: anything
 else (not SQLite, a corrupt database, another application's SQLite database) is rejected with a
@@ -20,22 +15,16 @@ alone holds the study (unless a reader held the log at that moment).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-FORMAT = "bodi-study"
-VERSION = 4  # 2: trials carry their worker, heartbeat, attempts and a change sequence number;
-# 3: trials of multi-objective studies carry their objective values (``objective_values``), and
-# trials of studies with outcome constraints their constraint values (``constraint_values``);
-# 4: trials carry user attributes (``user_attrs``, a JSON object)
+from bodi.storage.base import FORMAT, VERSION, Storage, StudyRecord, TrialRecord
+
 SQLITE_HEADER = b"SQLite format 3\x00"
 TABLES = (
     "CREATE TABLE IF NOT EXISTS bodi_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -60,209 +49,6 @@ _TRIAL_COLUMNS = (
     "number, state, params, x, value, message, suggest_seconds, worker, heartbeat, attempts, "
     "objective_values, constraint_values, user_attrs"
 )
-
-
-@dataclass(frozen=True)
-class StudyRecord:
-    """What a storage knows about a study (everything needed to rebuild its optimizer)."""
-
-    name: str
-    optimizer: str
-    space: dict[str, Any]
-    settings: dict[str, Any]
-    seed: int
-    #: ``"minimize"``/``"maximize"``; a multi-objective study's directions joined by commas
-    direction: str
-
-    @property
-    def directions(self) -> list[str]:
-        """One direction per objective."""
-        return self.direction.split(",")
-
-
-@dataclass(frozen=True)
-class TrialRecord:
-    """One stored trial.
-
-    ``worker`` names the optimizer instance that holds a pending trial
-    (``host:pid:token``), ``heartbeat`` is when that worker last said it is alive, and
-    ``attempts`` counts how often the trial was handed out for evaluation.
-    """
-
-    number: int
-    state: str
-    params: dict[str, Any]
-    x: list[float]
-    value: float | None
-    message: str | None
-    suggest_seconds: float
-    worker: str | None = None
-    heartbeat: float | None = None
-    attempts: int = 1
-    #: the objective values of a complete trial of a multi-objective study (``value`` is then
-    #: ``None``); ``None`` in a single-objective study
-    values: list[float] | None = None
-    #: the outcome-constraint values of a complete trial (feasible when all are ``<= 0``)
-    constraints: list[float] | None = None
-    #: the user's attributes of the trial (JSON values by name)
-    user_attrs: dict[str, Any] | None = None
-
-
-class Storage:
-    """The storage interface; this base class keeps everything in memory (thread-safe).
-
-    Several optimizers (workers) may share one study: new trials are *claimed* with
-    :meth:`add_trials`, which sees every trial added by the others in the same transaction, and
-    a worker follows the others' changes with :meth:`changes`.
-    """
-
-    #: whether other processes can share the studies (then workers send heartbeats)
-    shared = False
-
-    def __init__(self) -> None:
-        self._studies: dict[str, StudyRecord] = {}
-        self._trials: dict[str, dict[int, tuple[int, TrialRecord]]] = {}
-        self._seq = 0
-        self._lock = threading.RLock()
-
-    def get_study(self, name: str) -> StudyRecord | None:
-        return self._studies.get(name)
-
-    def study_names(self) -> list[str]:
-        return sorted(self._studies)
-
-    def create_study(self, record: StudyRecord) -> None:
-        with self._lock:
-            if record.name in self._studies:
-                raise ValueError(f"study {record.name!r} already exists")
-            self._studies[record.name] = record
-            self._trials[record.name] = {}
-
-    def delete_study(self, name: str) -> None:
-        """Remove a study and all its trials."""
-        with self._lock:
-            if self._studies.pop(name, None) is None:
-                raise ValueError(f"no study {name!r}")
-            self._trials.pop(name, None)
-
-    def _write(self, study: str, trial: TrialRecord) -> None:
-        self._seq += 1
-        self._trials[study][trial.number] = (self._seq, trial)
-
-    def put_trial(self, study: str, trial: TrialRecord) -> None:
-        """Insert or replace a trial (one committed state change)."""
-        self.put_trials(study, [trial])
-
-    def put_trials(self, study: str, trials: Sequence[TrialRecord]) -> None:
-        """Insert or replace several trials in one committed transaction."""
-        with self._writing(study):
-            for trial in trials:
-                self._write(study, trial)
-
-    def trials(self, study: str) -> list[TrialRecord]:
-        return self.changes(study, 0)[0]
-
-    def changes(self, study: str, cursor: int) -> tuple[list[TrialRecord], int]:
-        """Trials written after ``cursor`` (in number order) and the cursor to pass next."""
-        with self._lock:
-            rows = self._trials.get(study, {})
-            new = [rows[k][1] for k in sorted(rows) if rows[k][0] > cursor]
-            return new, self._seq
-
-    # what a backend provides for the claims below: one locked write of a study, and reads
-    @contextmanager
-    def _writing(self, study: str) -> Iterator[None]:
-        """One committed write to ``study`` that no other writer of it interleaves with."""
-        with self._lock:
-            yield
-
-    def _trials_from(self, study: str, first: int) -> list[TrialRecord]:
-        """The trials numbered ``first`` and later (inside :meth:`_writing`)."""
-        rows = self._trials[study]
-        return [rows[k][1] for k in sorted(rows) if k >= first]
-
-    def _count(self, study: str) -> int:
-        return len(self._trials[study])
-
-    def _trial(self, study: str, number: int) -> TrialRecord | None:
-        return self._trials[study].get(number, (0, None))[1]
-
-    def add_trials(
-        self, study: str, trials: Sequence[TrialRecord], *, known: int, unique: bool = True,
-        limit: int | None = None,
-    ) -> list[TrialRecord] | None:
-        """Claim new trials, numbered after every stored one, in one transaction.
-
-        Args:
-            trials: the new trials (their ``number`` is ignored).
-            known: how many trials the caller has seen; those numbered from ``known`` on were
-                added by other workers since.
-            unique: refuse (return ``None``) when one of those has the ``x`` of a new trial.
-            limit: the study holds at most this many trials: only the first new trials that
-                fit are added (maybe none).
-
-        Returns:
-            The stored trials with their numbers, or ``None`` on a conflict (nothing added).
-        """
-        with self._writing(study):
-            others, count = self._trials_from(study, known), self._count(study)
-            if unique:
-                taken = {tuple(t.x) for t in others}
-                if any(tuple(t.x) in taken for t in trials):
-                    return None
-            room = len(trials) if limit is None else max(0, min(len(trials), limit - count))
-            stored = [dataclasses.replace(t, number=count + i)
-                      for i, t in enumerate(trials[:room])]
-            for trial in stored:
-                self._write(study, trial)
-            return stored
-
-    def reclaim(
-        self, study: str, seen: TrialRecord, worker: str, *, max_attempts: int,
-        message: str,
-    ) -> TrialRecord | None:
-        """Take over a pending trial whose worker is gone, in one transaction.
-
-        If the stored trial is still as ``seen`` (pending, same worker and attempts), it is
-        handed to ``worker`` with one more attempt, or, when it was already handed out
-        ``max_attempts`` times, marked failed with ``message``. Returns the new record, or
-        ``None`` when another worker changed the trial first.
-        """
-        with self._writing(study):
-            new = _reclaimed(self._trial(study, seen.number), seen, worker, max_attempts,
-                             message)
-            if new is not None:
-                self._write(study, new)
-            return new
-
-    def heartbeat(self, study: str, worker: str) -> None:
-        """Mark the pending trials of ``worker`` as alive now."""
-        with self._lock:
-            now = time.time()
-            for _, trial in list(self._trials.get(study, {}).values()):
-                if trial.state == "pending" and trial.worker == worker:
-                    self._write(study, dataclasses.replace(trial, heartbeat=now))
-
-    def close(self) -> None:
-        """Release resources (nothing to do in memory)."""
-
-
-def _reclaimed(
-    current: TrialRecord | None, seen: TrialRecord, worker: str, max_attempts: int, message: str
-) -> TrialRecord | None:
-    if current is None or current.state != "pending" or (current.worker, current.attempts) != (
-        seen.worker, seen.attempts
-    ):
-        return None
-    if current.attempts >= max_attempts:
-        return dataclasses.replace(current, state="failed", message=message)
-    return dataclasses.replace(
-        current, worker=worker, heartbeat=time.time(), attempts=current.attempts + 1
-    )
-
-
-class InMemoryStorage(Storage):
-    """Keeps studies in memory only (the default)."""
 
 
 class SQLiteStorage(Storage):
@@ -546,26 +332,3 @@ def _check_is_study_file(path: Path) -> None:
             db.close()
     except sqlite3.DatabaseError as err:
         raise ValueError(f"{path} is not a readable bodi study file: {err}") from err
-
-
-def open_storage(storage: str | Path | Storage | None, *, read_only: bool = False) -> Storage:
-    """``None`` -> in memory; a path or ``sqlite:///path`` -> SQLite; a
-    ``postgresql://user@host:port/db`` URL -> PostgreSQL (:mod:`bodi.postgres`); a
-    :class:`Storage` is returned as is. ``read_only``: never written (``bodi show``)."""
-    if storage is None:
-        return InMemoryStorage()
-    if isinstance(storage, Storage):
-        return storage
-    if isinstance(storage, str) and "://" in storage:
-        scheme, _, rest = storage.partition("://")
-        if scheme == "sqlite":
-            return SQLiteStorage(rest, read_only=read_only)
-        if scheme in ("postgresql", "postgres"):
-            from bodi.postgres import PostgresStorage
-
-            return PostgresStorage(storage, read_only=read_only)
-        raise ValueError(f"unknown storage URL scheme {scheme!r}: use a file path, "
-                         "sqlite:///path or postgresql://user@host:port/database")
-    if isinstance(storage, str | Path):
-        return SQLiteStorage(storage, read_only=read_only)
-    raise ValueError(f"storage must be a path or a Storage, got {type(storage).__name__}")

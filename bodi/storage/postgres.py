@@ -1,7 +1,7 @@
 """Studies in a PostgreSQL database, shared by workers on many machines (the ``postgres`` extra).
 
 ``open_storage("postgresql://user@host:5432/db")`` returns a :class:`PostgresStorage`: the same
-interface and the same promises as :class:`bodi.storage.SQLiteStorage`, over the network.
+interface and the same promises as :class:`bodi.storage.sqlite.SQLiteStorage`, over the network.
 It uses psycopg 3 directly (not SQLAlchemy): the storage is a dozen SQL statements, and the
 two databases need their own ones where it matters (SQLite's write-ahead log and checkpoints,
 PostgreSQL's row locks), so a layer over both would remove no code.
@@ -31,7 +31,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from bodi.extras import require
-from bodi.storage import FORMAT, VERSION, Storage, StudyRecord, TrialRecord
+from bodi.storage.base import FORMAT, VERSION, Storage, StudyRecord, TrialRecord
 
 #: an arbitrary key for ``pg_advisory_xact_lock``: one creator of the tables at a time
 _SCHEMA_LOCK = 0xB0D1
