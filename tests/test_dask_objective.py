@@ -82,8 +82,12 @@ def project(tmp_path):
 
 
 def _states(db):
-    with sqlite3.connect(db) as conn:
-        return [r[0] for r in conn.execute("SELECT state FROM trials ORDER BY number")]
+    """The trials' states (none while the run has created the file but not yet its tables)."""
+    try:
+        with sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True) as conn:
+            return [r[0] for r in conn.execute("SELECT state FROM trials ORDER BY number")]
+    except sqlite3.OperationalError:
+        return []
 
 
 def _args(project, address, budget):
