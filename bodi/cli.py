@@ -14,6 +14,7 @@ from pathlib import Path
 import torch
 
 from bodi.benchmarks import planted_binary, planted_categorical, planted_mixed
+from bodi.directions import DIRECTIONS
 from bodi.extras import MissingExtraError, available, require
 from bodi.initial_design import DESIGNS
 from bodi.minimize import minimize
@@ -245,7 +246,7 @@ def _directions(text: str | None) -> list[str] | None:
     if text is None:
         return None
     directions = [d.strip() for d in text.split(",")]
-    bad = [d for d in directions if d not in ("minimize", "maximize")]
+    bad = [d for d in directions if d not in DIRECTIONS]
     if bad or len(directions) < 2:
         raise ValueError(f"--directions takes two or more of minimize/maximize separated by "
                          f"commas, got {text!r}")

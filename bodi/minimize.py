@@ -16,6 +16,7 @@ from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass
 from typing import Any
 
+from bodi.checks import check_integer
 from bodi.diagnostics import logger
 from bodi.objective import call_pickled, pickled_by_value
 from bodi.optimizers.base import Optimizer
@@ -139,10 +140,8 @@ def minimize(
         max_consecutive_failures: stop with an error after this many failures in a row.
         **bodi_options: keywords for :class:`BODi` (``dictionary_size``, ``n_init``, ...).
     """
-    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-        raise ValueError(f"budget must be a positive integer, got {budget!r}")
-    if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
-        raise ValueError(f"n_workers must be a positive integer, got {n_workers!r}")
+    budget = check_integer("budget", budget)
+    n_workers = check_integer("n_workers", n_workers)
     if timeout is not None:
         if evaluation_timeout is not None:
             raise ValueError("pass evaluation_timeout only (timeout is its deprecated name)")

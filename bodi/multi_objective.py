@@ -22,6 +22,7 @@ from botorch.utils.multi_objective.hypervolume import (
 from botorch.utils.multi_objective.pareto import is_non_dominated
 from torch import Tensor
 
+from bodi.directions import signs
 from bodi.space import DTYPE
 
 
@@ -86,5 +87,5 @@ def chebyshev_utility(Y: Tensor, weights: Tensor) -> Tensor:
 
 def oriented(values: Sequence[Sequence[float]], directions: Sequence[str]) -> Tensor:
     """``n x k`` ``values`` in the larger-is-better orientation (minimized columns negated)."""
-    signs = torch.tensor([-1.0 if d == "minimize" else 1.0 for d in directions], dtype=DTYPE)
-    return torch.tensor(values, dtype=DTYPE).reshape(-1, len(directions)) * signs
+    return torch.tensor(values, dtype=DTYPE).reshape(-1, len(directions)) * signs(
+        directions, DTYPE)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from bodi.directions import best_of
 from bodi.optimizers import Optimizer
 
 
@@ -35,7 +36,9 @@ def convergence_figure(optimizer: Optimizer, title: str | None = None):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    better = min if optimizer.direction == "minimize" else max
+    def better(a: float, b: float) -> float:
+        return best_of((a, b), optimizer.direction)
+
     numbers, values, best, failed = [], [], [], []
     current = math.nan
     for trial in optimizer.trials:

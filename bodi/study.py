@@ -26,7 +26,7 @@ import torch
 from torch import Tensor
 
 from bodi.diagnostics import logger
-from bodi.space import SearchSpace, Value
+from bodi.space import DTYPE, SearchSpace, Value
 from bodi.storage import Storage, StudyRecord, open_storage
 from bodi.trials import (
     History,
@@ -85,6 +85,8 @@ class Study:
         self.max_attempts = max_attempts
         self.allow_repeats = allow_repeats
         self.trials: list[Trial] = []
+        self._numbers: dict[bytes, list[int]] = {}  # a point's bytes -> its trials' numbers
+        self._points = torch.empty(16, space.dim, dtype=DTYPE)  # rows 0..n-1: the trials' x
         self._cursor = 0
         self._snapshot: History | None = None
         self.worker = new_worker_name()
@@ -144,7 +146,12 @@ class Study:
             if record.number < len(self.trials):
                 self.trials[record.number] = self.trials[record.number].updated(record)
             else:
-                self.trials.append(Trial.from_record(record))
+                trial = Trial.from_record(record)
+                self.trials.append(trial)
+                self._numbers.setdefault(_point_key(trial.x), []).append(trial.number)
+                if trial.number == len(self._points):  # full: a new buffer, twice as large
+                    self._points = torch.cat([self._points, torch.empty_like(self._points)])
+                self._points[trial.number] = trial.x
         if records:
             self._snapshot = None
 
@@ -152,7 +159,7 @@ class Study:
         """The trials as they are now (an immutable snapshot; kept until they change)."""
         if self._snapshot is None:  # (trials are immutable: changed ones are replaced)
             self._snapshot = History(self.space, self.directions, self.outcome_constraints,
-                                     tuple(self.trials))
+                                     tuple(self.trials), self._points[: len(self.trials)])
         return self._snapshot
 
     @property
@@ -309,7 +316,7 @@ class Study:
         if not bool(self.space.feasible(x.unsqueeze(0))[0]):
             raise ValueError(f"{dict(params)} violates the search space's constraints")
         self.refresh()
-        if not self.allow_repeats and any(torch.equal(t.x, x) for t in self.trials):
+        if not self.allow_repeats and _point_key(x) in self._numbers:
             raise ValueError(f"{dict(params)} is already a trial of the study")
         record = Trial(-1, self.space.decode(x.unsqueeze(0))[0], x.clone(), attempts=0).record()
         (stored,) = self.storage.add_trials(self.name, [record], known=len(self.trials),
@@ -359,7 +366,7 @@ class Study:
                 message: str | None, constraints: list[float] | None = None,
                 user_attrs: dict[str, Any] | None = None) -> Trial:
         self.refresh()
-        same = [t for t in self.trials if torch.equal(t.x, x)]
+        same = [self.trials[i] for i in self._numbers.get(_point_key(x), [])]
         pending = [t for t in same if t.state == "pending"]
         # this worker's own trial first, then one another worker holds
         pending.sort(key=lambda t: t.worker != self.worker)
@@ -388,6 +395,11 @@ class Study:
                                             unique=False)
         self.refresh()
         return self.trials[stored.number]
+
+
+def _point_key(x: Tensor) -> bytes:
+    """A dict key of an encoded point: equal keys for equal points (canonical encodings)."""
+    return x.to(torch.float64).contiguous().numpy().tobytes()
 
 
 def _end_worker(storage: Storage, study: str, worker: str, heartbeat: Heartbeat | None) -> None:

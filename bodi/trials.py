@@ -7,9 +7,9 @@ with the views the algorithms read (``X_completed``, ``Y_completed`` oriented so
 better, ...). An optimizer suggests from a history (:meth:`bodi.Optimizer.suggest`); a study
 (:class:`bodi.study.Study`) keeps the trials, the storage and the workers' claims.
 
-This module is the one home of the value rules: directions (:func:`check_directions`) and
-their signs (:func:`direction_signs`), a told value (:func:`check_value`,
-:func:`check_objective_values`) and user attributes (:func:`check_user_attrs`).
+This module is the one home of the rules for what is told: a value (:func:`check_value`,
+:func:`check_objective_values`) and user attributes (:func:`check_user_attrs`); directions
+are :mod:`bodi.directions`'s.
 """
 
 from __future__ import annotations
@@ -27,10 +27,9 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from bodi.directions import check_directions, signs
 from bodi.space import DTYPE, SearchSpace, Value
 from bodi.storage import TrialRecord
-
-DIRECTIONS = ("minimize", "maximize")
 
 
 @dataclass(frozen=True)
@@ -133,27 +132,6 @@ class Outcome:
     user_attrs: Mapping[str, Any] | None = None
 
 
-def check_directions(direction: str, directions: Sequence[str] | None) -> tuple[str, ...]:
-    """The directions of a study, one per objective, from ``direction`` (a stored
-    multi-objective study joins them with commas) or ``directions``."""
-    if directions is None:
-        if not isinstance(direction, str):
-            raise ValueError(f"direction must be 'minimize' or 'maximize', got {direction!r}")
-        directions = direction.split(",")
-    else:
-        if isinstance(directions, str) or not isinstance(directions, Sequence) or not directions:
-            raise ValueError("directions must be a non-empty list such as ['minimize', "
-                             f"'maximize'], got {directions!r}")
-        directions = list(directions)
-        if direction not in ("minimize", ",".join(map(str, directions))):
-            raise ValueError(f"direction={direction!r} and directions={directions!r} disagree; "
-                             "give one of them")
-    for d in directions:
-        if d not in DIRECTIONS:
-            raise ValueError(f"direction must be 'minimize' or 'maximize', got {d!r}")
-    return tuple(directions)
-
-
 def check_user_attrs(attrs: Mapping[str, Any] | None) -> dict[str, Any]:
     """``attrs`` as a dict of JSON values by string name; anything else is a ``ValueError``."""
     if attrs is None:
@@ -164,12 +142,6 @@ def check_user_attrs(attrs: Mapping[str, Any] | None) -> dict[str, Any]:
         return json.loads(json.dumps(dict(attrs), allow_nan=False))
     except (TypeError, ValueError) as err:
         raise ValueError(f"user attributes must be JSON values: {err}") from None
-
-
-def direction_signs(directions: Sequence[str]) -> Tensor:
-    """``k`` signs, one per objective: ``-1`` where minimizing (the model maximizes
-    ``sign * value``)."""
-    return torch.tensor([-1.0 if d == "minimize" else 1.0 for d in directions], dtype=DTYPE)
 
 
 @dataclass(frozen=True, eq=False)
@@ -187,6 +159,9 @@ class History:
     directions: tuple[str, ...] = ("minimize",)
     outcome_constraints: int = 0
     trials: tuple[Trial, ...] = ()
+    #: the trials' points stacked (``n x dim``), when the caller has them (a study keeps them
+    #: as they come, so that a snapshot of a large study costs no stacking); else computed
+    points: Tensor | None = field(default=None, repr=False)
 
     @classmethod
     def from_observations(
@@ -203,7 +178,7 @@ class History:
         results): ``completed`` ``(params, value)`` pairs (a value per objective with several;
         a non-finite value counts as failed), then ``failed`` and ``pending`` configurations,
         numbered in that order. ``constraints`` gives each completed pair's constraint values."""
-        directions = tuple(directions)
+        directions = check_directions(",".join(directions))
         k = len(constraints[0]) if constraints else 0
         X = space.encode([*(p for p, _ in completed), *failed, *pending]) if (
             completed or failed or pending) else torch.empty(0, space.dim, dtype=DTYPE)
@@ -249,7 +224,7 @@ class History:
     @cached_property
     def signs(self) -> Tensor:
         """``k`` signs, one per objective: ``-1`` where minimizing."""
-        return direction_signs(self.directions)
+        return signs(self.directions, DTYPE)
 
     @property
     def sign(self) -> float:
@@ -271,7 +246,7 @@ class History:
     @cached_property
     def X(self) -> Tensor:
         """``n x dim`` encoded inputs of every trial."""
-        return self.stack(self.trials)
+        return self.stack(self.trials) if self.points is None else self.points
 
     @cached_property
     def X_completed(self) -> Tensor:

@@ -13,6 +13,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from bodi.checks import check_integer, check_positive_number
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.optimizers.random_search import sample_new_points
 from bodi.seeding import derive_seed
@@ -55,16 +56,12 @@ class SimulatedAnnealing(ModelBasedOptimizer):
         **kwargs: Any,
     ) -> None:
         for name, value in (("init_temp", init_temp), ("step", step)):
-            if isinstance(value, bool) or not isinstance(value, int | float) or not (
-                math.isfinite(value) and value > 0
-            ):
-                raise ValueError(f"{name} must be a positive number, got {value!r}")
+            check_positive_number(name, value)
         if isinstance(cooling, bool) or not isinstance(cooling, int | float) or not (
             0 < cooling <= 1
         ):
             raise ValueError(f"cooling must be in (0, 1], got {cooling!r}")
-        if isinstance(tolerance, bool) or not isinstance(tolerance, int) or tolerance < 1:
-            raise ValueError(f"tolerance must be a positive integer, got {tolerance!r}")
+        tolerance = check_integer("tolerance", tolerance)
         self.init_temp, self.cooling, self.step = float(init_temp), float(cooling), float(step)
         self.tolerance = tolerance
         super().__init__(space, **kwargs)
@@ -122,5 +119,5 @@ class SimulatedAnnealing(ModelBasedOptimizer):
             x = space.round(x.unsqueeze(0))[0]
             if not space.is_discrete or int(row_keys(space, x.unsqueeze(0))[0]) not in seen:
                 return x
-        taken = torch.cat([self._stack([t.x for t in self.trials]), current.unsqueeze(0)])
+        taken = torch.cat([self.history.X, current.unsqueeze(0)])
         return sample_new_points(space, 1, taken)[0]

@@ -60,6 +60,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from bodi.checks import check_integer
 from bodi.optimizers.base import Optimizer
 from bodi.seeding import derive_seed
 from bodi.space import DTYPE, SearchSpace
@@ -275,8 +276,7 @@ class Bounce(Optimizer):
                             ("initial_target_dim", initial_target_dim),
                             ("new_bins_on_split", new_bins_on_split),
                             ("evaluations_until_input_dim", evaluations_until_input_dim)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            check_integer(name, value)
         self.budget = budget
         self.n_init = n_init
         self.initial_target_dim = initial_target_dim

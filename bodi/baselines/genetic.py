@@ -13,6 +13,7 @@ import torch
 from torch import Tensor
 
 from bodi.adapters.codecs import from_index_values, index_values
+from bodi.checks import check_integer
 from bodi.extras import require
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.optimizers.random_search import sample_new_points
@@ -47,8 +48,7 @@ class GeneticAlgorithm(ModelBasedOptimizer):
     """
 
     def __init__(self, space: SearchSpace, *, pop_size: int = 50, **kwargs: Any) -> None:
-        if isinstance(pop_size, bool) or not isinstance(pop_size, int) or pop_size < 2:
-            raise ValueError(f"pop_size must be an integer >= 2, got {pop_size!r}")
+        pop_size = check_integer("pop_size", pop_size, 2)
         self.pop_size = pop_size
         super().__init__(space, **kwargs)
 

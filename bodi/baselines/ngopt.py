@@ -16,6 +16,7 @@ from torch import Tensor
 
 from bodi.adapters.codecs import from_index_values, index_values
 from bodi.adapters.nevergrad import make_parametrization
+from bodi.checks import check_integer
 from bodi.extras import require
 from bodi.optimizers.base import Optimizer
 from bodi.seeding import derive_seed
@@ -64,11 +65,8 @@ class NGOpt(Optimizer):
         num_workers: int = 1,
         **kwargs: Any,
     ) -> None:
-        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)
-                                   or budget < 1):
-            raise ValueError(f"budget must be a positive integer or None, got {budget!r}")
-        if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
-            raise ValueError(f"num_workers must be a positive integer, got {num_workers!r}")
+        budget = check_integer("budget", budget, optional=True)
+        num_workers = check_integer("num_workers", num_workers)
         self.budget = budget
         self.num_workers = num_workers
         self._nevergrad: _NevergradState | None = None

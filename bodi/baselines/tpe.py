@@ -12,6 +12,7 @@ import torch
 from torch import Tensor
 
 from bodi.adapters.optuna import from_optuna_params, make_distributions, to_optuna_params
+from bodi.checks import check_integer
 from bodi.diagnostics import quiet_logger
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.seeding import derive_seed
@@ -166,11 +167,7 @@ class NSGA2(TPE):
     """
 
     def __init__(self, space: Any, *, population_size: int = 20, **kwargs: Any) -> None:
-        if isinstance(population_size, bool) or not isinstance(population_size, int) or (
-            population_size < 2
-        ):
-            raise ValueError(f"population_size must be an integer >= 2, got {population_size!r}")
-        self.population_size = population_size
+        self.population_size = check_integer("population_size", population_size, 2)
         super().__init__(space, **kwargs)
 
     def settings(self) -> dict[str, Any]:

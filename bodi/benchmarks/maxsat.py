@@ -28,6 +28,7 @@ import torch
 from torch import Tensor
 
 from bodi.benchmarks.base import Problem
+from bodi.checks import check_integer
 from bodi.space import DTYPE, Binary, SearchSpace
 
 WEIGHTINGS = ("literature", "raw")
@@ -275,11 +276,9 @@ def random_wcnf(
     an integer weight uniform in ``1 .. max_weight``; all drawn from
     ``numpy.random.default_rng(seed)``.
     """
-    if isinstance(n_vars, bool) or not isinstance(n_vars, int) or n_vars < 1:
-        raise ValueError(f"n_vars must be a positive integer, got {n_vars!r}")
+    n_vars = check_integer("n_vars", n_vars)
     n_clauses = 10 * n_vars if n_clauses is None else n_clauses
-    if isinstance(n_clauses, bool) or not isinstance(n_clauses, int) or n_clauses < 2:
-        raise ValueError(f"n_clauses must be an integer >= 2, got {n_clauses!r}")
+    n_clauses = check_integer("n_clauses", n_clauses, 2)
     low, high = clause_lengths
     if not 1 <= low <= high:
         raise ValueError(f"clause_lengths must be (low, high) with 1 <= low <= high, got "

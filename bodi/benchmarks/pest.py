@@ -31,6 +31,7 @@ import torch
 from torch import Tensor
 
 from bodi.benchmarks.base import Problem
+from bodi.checks import check_integer
 from bodi.space import DTYPE, Categorical, SearchSpace
 
 N_STAGES = 25
@@ -97,8 +98,7 @@ def _evaluator(seed: int, stages: int):
 def pest(seed: int = 0, stages: int = N_STAGES) -> Problem:
     """Pest Control with ``stages`` categorical stages of choices 0..4 (minimize; optimum
     unknown): ``"pest"`` with the published 25, else ``"pest<stages>"``."""
-    if isinstance(stages, bool) or not isinstance(stages, int) or stages < 1:
-        raise ValueError(f"stages must be a positive integer, got {stages!r}")
+    stages = check_integer("stages", stages)
     space = SearchSpace(
         [Categorical(f"x{t + 1}", list(range(N_CHOICES))) for t in range(stages)]
     )

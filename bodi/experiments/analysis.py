@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from bodi.directions import loss_sign
 from bodi.experiments.storage import DB_NAME, ResultsStore
 
 Outs = str | Path | Sequence[str | Path]
@@ -209,7 +210,7 @@ def report(
         "|---|---|---|---|---|---|---|",
     ]
     for problem in [p for p in problems if p in finals] if problems else sorted(finals):
-        sign = 1.0 if directions.get(problem) == "minimize" else -1.0
+        sign = loss_sign(directions.get(problem, "minimize"))
         ranks = _mean_ranks(ranked[problem], sign) if problem in ranked else {}
         order = [m for m in methods if m in finals[problem]] if methods else sorted(
             finals[problem])
@@ -255,7 +256,7 @@ def _across_problems(
     wins: dict[str, int] = defaultdict(int)
     rows = []
     for problem in order:
-        sign = 1.0 if directions.get(problem) == "minimize" else -1.0
+        sign = loss_sign(directions.get(problem, "minimize"))
         for method, rank in _mean_ranks(finals[problem], sign).items():
             ranks[method].append(rank)
         means = {m: _summary(v)[0] for m, v in finals[problem].items()}
@@ -329,7 +330,7 @@ def shift_report(
     if not originals:
         raise ValueError("no problem has both itself and its -shifted twin among the results")
     for problem in originals:
-        sign = 1.0 if tasks[problem]["direction"] == "minimize" else -1.0
+        sign = loss_sign(tasks[problem]["direction"])
         shifted = finals[f"{problem}-shifted"]
         order = [m for m in methods if m in finals[problem]] if methods else sorted(
             finals[problem])
@@ -374,7 +375,7 @@ def plot_ranks(
     finals = _ranked(_finals(runs), _partial(runs))
     per_method: dict[str, dict[str, float]] = defaultdict(dict)
     for problem, by_method in finals.items():
-        sign = 1.0 if tasks[problem]["direction"] == "minimize" else -1.0
+        sign = loss_sign(tasks[problem]["direction"])
         for method, rank in _mean_ranks(by_method, sign).items():
             per_method[method][problem] = rank
     order = sorted(per_method, key=lambda m: statistics.mean(per_method[m].values()))

@@ -28,6 +28,7 @@ import torch
 from botorch.exceptions.warnings import OptimizationWarning
 
 from bodi.benchmarks import Problem, get_problem
+from bodi.directions import best_of
 from bodi.experiments.storage import Evaluation, ResultsStore, finite_or_none
 from bodi.initial_design import initial_design
 from bodi.optimizers.registry import brings_own_design, make_optimizer, parse_method
@@ -202,7 +203,7 @@ def run_benchmark(
                 store.append(task.problem, task.method, task.seed, direction, evaluation)
                 histories[task].append(evaluation)
                 values = [e.value for e in histories[task] if e.value is not None]
-                best = (min if direction == "minimize" else max)(values) if values else None
+                best = best_of(values, direction) if values else None
                 bars.advance(bar[task], best)
                 bars.advance(overall)
             if len(histories[task]) < budget:

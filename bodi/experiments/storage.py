@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bodi import directions
+
 DB_NAME = "results.db"
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (
@@ -131,7 +133,7 @@ class ResultsStore:
     def append(self, problem: str, method: str, seed: int, direction: str,
                evaluation: Evaluation) -> None:
         """Persist one evaluation (its own transaction) with the best value so far."""
-        sign = -1.0 if direction == "minimize" else 1.0
+        sign = directions.sign(direction)
         with self._db:
             number, best = self._db.execute(
                 "SELECT COUNT(*), MAX(? * best) FROM evaluations "

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
+from bodi.checks import check_integer
 from bodi.hed.embedding import affine_embedding, one_hot, onehot_embedding
 from bodi.seeding import as_generator
 
@@ -33,8 +34,7 @@ DICTIONARY_KINDS = ("diverse", "wavelet", "naive", "gaussian")
 
 
 def _check_size(m: int, d: int) -> None:
-    if isinstance(m, bool) or not isinstance(m, int) or m < 1:
-        raise ValueError(f"dictionary size m must be a positive integer, got {m!r}")
+    m = check_integer("dictionary size m", m)
     if d < 1:
         raise ValueError("a dictionary needs at least one discrete variable")
 

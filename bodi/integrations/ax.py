@@ -61,6 +61,7 @@ from ax.generation_strategy.transition_criterion import MinTrials
 
 from bodi.adapters.ax import codec_for
 from bodi.adapters.codecs import Codec, to_bodi
+from bodi.checks import check_integer
 from bodi.integrations._common import check_bodi_options, propose
 from bodi.seeding import derive_seed
 
@@ -187,8 +188,7 @@ def bodi_generation_strategy(
     ``seed`` seeds both the Sobol sequence and BODi; ``bodi_options`` go to
     :class:`BODiGenerationNode`.
     """
-    if isinstance(n_init, bool) or not isinstance(n_init, int) or n_init < 1:
-        raise ValueError(f"n_init must be a positive integer, got {n_init!r}")
+    n_init = check_integer("n_init", n_init)
     node = BODiGenerationNode(seed=seed, **bodi_options)
     sobol = GenerationNode(
         name="Sobol",

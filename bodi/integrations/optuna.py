@@ -83,6 +83,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from bodi.adapters.codecs import Codec, to_bodi
 from bodi.adapters.optuna import codec_for
+from bodi.checks import check_integer
 from bodi.integrations._common import check_bodi_options, propose
 from bodi.seeding import derive_seed
 
@@ -157,12 +158,7 @@ class BODiSampler(BaseSampler):
             seed = int(np.random.SeedSequence().generate_state(1)[0])
         if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
             raise ValueError(f"seed must be an integer or None, got {seed!r}")
-        if isinstance(n_startup_trials, bool) or not isinstance(n_startup_trials, int) or (
-            n_startup_trials < 0
-        ):
-            raise ValueError(
-                f"n_startup_trials must be a non-negative integer, got {n_startup_trials!r}"
-            )
+        check_integer("n_startup_trials", n_startup_trials, 0)
         self._seed = int(seed)
         self._n_startup_trials = n_startup_trials
         self._use_pruned = bool(use_pruned_intermediate_values)

@@ -32,14 +32,16 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
+from bodi.checks import check_integer
 from bodi.diagnostics import numerical_warnings
+from bodi.directions import check_directions
 from bodi.seeding import derive_seed, seeded
 from bodi.space import DTYPE, SearchSpace, Value, nearby_new_point, row_keys
 from bodi.storage import Storage, StudyRecord
 from bodi.study import Study
-from bodi.trials import History, Outcome, Trial, check_directions
+from bodi.trials import History, Outcome, Trial
 
-__all__ = ["STUDY_OPTIONS", "Optimizer", "Outcome", "Trial", "check_directions"]
+__all__ = ["STUDY_OPTIONS", "Optimizer", "Outcome", "Trial"]
 
 #: the constructor's options that belong to the study, not to the algorithm
 STUDY_OPTIONS = ("seed", "direction", "directions", "outcome_constraints", "storage",
@@ -128,10 +130,7 @@ class Optimizer(ABC):
             raise ValueError(f"seed must be an integer, got {seed!r}")
         if on_pending not in ("reissue", "fail"):
             raise ValueError(f"on_pending must be 'reissue' or 'fail', got {on_pending!r}")
-        if isinstance(max_attempts, bool) or not isinstance(max_attempts, numbers.Integral) or (
-            max_attempts < 1
-        ):
-            raise ValueError(f"max_attempts must be a positive integer, got {max_attempts!r}")
+        check_integer("max_attempts", max_attempts)
         self.space = space
         self.seed = int(seed)
         #: the direction (several objectives: their directions joined by commas, as stored)
@@ -392,8 +391,7 @@ class Optimizer(ABC):
         never equal to an earlier trial (unless ``allow_repeats``).
         """
         count = 1 if n is None else n
-        if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
-            raise ValueError(f"n must be a positive integer, got {n!r}")
+        check_integer("n", count)
         configs = self.ask_within(int(count), limit=None)
         return configs[0] if n is None else configs
 

@@ -28,7 +28,9 @@ from bodi.acquisition.trust_region import (
     region_from_state,
     trust_region_state,
 )
+from bodi.checks import check_integer
 from bodi.device import dtype_name, model_tensor_kwargs
+from bodi.directions import check_directions
 from bodi.hed.dictionaries import DICTIONARY_KINDS, Dictionary, make_dictionary
 from bodi.models.gp import fit_model, make_hed_model
 from bodi.multi_objective import (
@@ -41,7 +43,6 @@ from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.seeding import derive_seed
 from bodi.space import DTYPE, Binary, SearchSpace, Value
 from bodi.storage import Storage
-from bodi.trials import check_directions
 
 DEFAULT_MAX_MODEL_POINTS = 1000
 
@@ -367,10 +368,7 @@ def _check_dictionary_options(options: Mapping[str, Any], space: SearchSpace | N
     the dictionary reference (its default filled in)."""
     dictionary_size, dictionary = options["dictionary_size"], options["dictionary"]
     dictionary_reference = options["dictionary_reference"]
-    if isinstance(dictionary_size, bool) or not isinstance(dictionary_size, int) or (
-        dictionary_size < 1
-    ):
-        raise ValueError(f"dictionary_size must be a positive integer, got {dictionary_size!r}")
+    check_integer("dictionary_size", dictionary_size)
     if dictionary not in DICTIONARY_KINDS:
         raise ValueError(
             f"unknown dictionary {dictionary!r}; choose one of {list(DICTIONARY_KINDS)}"
@@ -399,18 +397,12 @@ def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None) -> 
     trust_region, max_model_points = options["trust_region"], options["max_model_points"]
     device, dtype = options["device"], options["dtype"]
     for name, value in (("num_restarts", num_restarts), ("raw_samples", raw_samples)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        check_integer(name, value)
     if isinstance(ucb_beta, bool) or not isinstance(ucb_beta, int | float) or not (
         math.isfinite(ucb_beta) and ucb_beta >= 0
     ):
         raise ValueError(f"ucb_beta must be a finite number >= 0, got {ucb_beta!r}")
-    if max_model_points is not None and (
-        isinstance(max_model_points, bool) or not isinstance(max_model_points, int)
-        or max_model_points < 2
-    ):
-        raise ValueError(f"max_model_points must be an integer >= 2 or None, got "
-                         f"{max_model_points!r}")
+    check_integer("max_model_points", max_model_points, 2, optional=True)
     if acquisition_optimizer not in ACQUISITION_OPTIMIZERS:
         raise ValueError(f"unknown acquisition_optimizer {acquisition_optimizer!r}; choose "
                          f"one of {list(ACQUISITION_OPTIMIZERS)}")

@@ -6,7 +6,6 @@ values are known to model, and otherwise asks its model (:meth:`ModelBasedOptimi
 
 from __future__ import annotations
 
-import numbers
 from abc import abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar
@@ -14,6 +13,7 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
+from bodi.checks import check_integer
 from bodi.initial_design import check_design, initial_design
 from bodi.optimizers.base import Optimizer
 from bodi.optimizers.random_search import sample_new_points
@@ -78,7 +78,7 @@ class ModelBasedOptimizer(Optimizer):
         rest = n - len(design)
         if rest == 0:
             return design
-        taken = torch.cat([self._stack([t.x for t in self.trials]), design])
+        taken = torch.cat([self.history.X, design])
         if len(self._rows("complete")) < self.min_completed:  # nothing to model yet
             return torch.cat([design, sample_new_points(self.space, rest, taken)])
         return torch.cat([design, self._model_points(rest, design, taken)])
@@ -93,6 +93,5 @@ class ModelBasedOptimizer(Optimizer):
 def _check_design_options(options: dict[str, Any]) -> None:
     """Check ``n_init`` and ``design`` (see :class:`ModelBasedOptimizer`)."""
     n_init = options["n_init"]
-    if isinstance(n_init, bool) or not isinstance(n_init, numbers.Integral) or n_init < 0:
-        raise ValueError(f"n_init must be a non-negative integer, got {n_init!r}")
+    n_init = check_integer("n_init", n_init, 0)
     check_design(options["design"])

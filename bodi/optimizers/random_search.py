@@ -46,4 +46,4 @@ class RandomSearch(Optimizer):
     supports_outcome_constraints = True
 
     def _suggest(self, n: int) -> Tensor:
-        return sample_new_points(self.space, n, self._stack([t.x for t in self.trials]))
+        return sample_new_points(self.space, n, self.history.X)
