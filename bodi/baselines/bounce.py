@@ -259,7 +259,7 @@ class Bounce(Optimizer):
     takes_budget: ClassVar[bool] = True
     keeps_state: ClassVar[bool] = True
     #: ``bodi bench`` does not give Bounce the shared design: it samples its own embedding
-    own_design: ClassVar[bool] = True
+    brings_own_design: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -21,7 +21,7 @@ import numpy as np
 from bodi.benchmarks.multi_objective import MultiObjectiveProblem
 from bodi.minimize import minimize
 from bodi.multi_objective import oriented, running_hypervolume
-from bodi.optimizers.registry import accepts_device, make_optimizer, optimizer_class, parse_method
+from bodi.optimizers.registry import make_optimizer, optimizer_class, parse_method
 from bodi.storage import SQLiteStorage
 
 STUDIES = "studies.db"
@@ -45,7 +45,7 @@ def run_multi_objective(
     storage = SQLiteStorage(path)
     try:
         for method in methods:
-            gp = accepts_device(optimizer_class(parse_method(method)[0]))
+            gp = optimizer_class(parse_method(method)[0]).takes_device
             extra = {"ref_point": list(problem.ref_point),
                      "known_objectives": problem.known_objectives} if gp else {}
             for seed in seeds:

@@ -8,7 +8,7 @@ depend on the history, so a run that is interrupted and started again with the s
 continues exactly where it stopped and redoes no finished evaluation. Every method gets the same
 initial design for a given (problem, seed): :func:`bodi.initial_design.initial_design`, by
 default its shift-invariant ``"uniform"`` kind (methods that sample their own initial points,
-``own_design``, such as Bounce, skip it).
+``brings_own_design``, such as Bounce, skip it).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from bodi.benchmarks import Problem, get_problem
 from bodi.directions import best_of
 from bodi.experiments.storage import Evaluation, ResultsStore, finite_or_none
 from bodi.initial_design import initial_design
-from bodi.optimizers.registry import brings_own_design, make_optimizer, parse_method
+from bodi.optimizers.registry import make_optimizer, optimizer_class, parse_method
 from bodi.progress import ProgressBars
 from bodi.trials import History
 
@@ -78,7 +78,8 @@ def run_step(task: Task, history: Sequence[Evaluation]) -> list[Evaluation]:
     torch.set_num_threads(1)
     problem = _problem(task.problem, task.wcnf, task.csv)
     space = problem.space
-    if len(history) < task.n_init and not brings_own_design(parse_method(task.method)[0]):
+    method = optimizer_class(parse_method(task.method)[0])
+    if len(history) < task.n_init and not method.brings_own_design:
         design = initial_design(space, task.n_init, task.seed, task.design)[len(history) :]
         configs = space.decode(design)
         values, seconds = _evaluate(problem, configs)
@@ -102,7 +103,7 @@ def run_step(task: Task, history: Sequence[Evaluation]) -> list[Evaluation]:
     suggest_seconds = time.perf_counter() - start
     values, seconds = _evaluate(problem, [config])
     message = None if values[0] is not None else "evaluation failed or was not finite"
-    if getattr(optimizer, "keeps_state", False):
+    if optimizer.keeps_state:
         _LIVE[task] = optimizer, seen
         while len(_LIVE) > MAX_LIVE_OPTIMIZERS:
             _LIVE.pop(next(iter(_LIVE)))

@@ -91,6 +91,21 @@ class Optimizer(ABC):
     #: whether the optimizer accepts black-box outcome constraints (``outcome_constraints=``)
     supports_outcome_constraints: ClassVar[bool] = False
 
+    #: capabilities, read by ``bodi bench``, stored studies and the CLI (each declared here, set
+    #: by the classes that have it):
+    #: whether the class takes ``device=`` (a model that can compute on a GPU)
+    takes_device: ClassVar[bool] = False
+    #: whether it starts from the shared ``n_init`` initial design (``n_init=``, ``design=``)
+    uses_initial_design: ClassVar[bool] = False
+    #: whether it samples its own initial points instead (e.g. Bounce, whose model lives in an
+    #: embedding that the shared design's points are not in)
+    brings_own_design: ClassVar[bool] = False
+    #: whether it plans with the number of evaluations (``budget=``)
+    takes_budget: ClassVar[bool] = False
+    #: whether it keeps a live state between suggestions that ``bodi bench`` should keep in
+    #: the worker (e.g. NGOpt's Nevergrad optimizer) rather than rebuild from the history
+    keeps_state: ClassVar[bool] = False
+
     #: settings that studies stored by older versions of bodi lack, with the value they ran with
     legacy_settings: ClassVar[dict[str, Any]] = {}
 

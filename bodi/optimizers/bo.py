@@ -108,6 +108,7 @@ class GPOptimizer(ModelBasedOptimizer):
     """
 
     min_completed = 2  # a GP needs two values
+    takes_device: ClassVar[bool] = True
     supports_multi_objective: ClassVar[bool] = True
     supports_outcome_constraints: ClassVar[bool] = True
 

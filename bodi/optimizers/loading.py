@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bodi.optimizers.base import Optimizer
-from bodi.optimizers.registry import accepts_device, optimizer_class
+from bodi.optimizers.registry import optimizer_class
 from bodi.space import SearchSpace
 from bodi.storage import Storage
 from bodi.study import existing_storage
@@ -52,7 +52,7 @@ def load_study(
             f"study {study_name!r} uses an unknown optimizer {record.optimizer!r}"
         ) from None
     runtime = {} if device is None else {"device": device}
-    if runtime and not accepts_device(cls):
+    if runtime and not cls.takes_device:
         raise ValueError(f"study {study_name!r} runs {record.optimizer}, which has no model "
                          "device; omit device")
     settings = cls.complete_settings(record.settings)

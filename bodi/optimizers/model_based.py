@@ -40,6 +40,7 @@ class ModelBasedOptimizer(Optimizer):
     :meth:`settings` (``n_init`` and ``design`` come first).
     """
 
+    uses_initial_design: ClassVar[bool] = True
     #: how many completed trials the model needs; before that, points are drawn uniformly
     min_completed: ClassVar[int] = 1
     #: studies stored before the design was a setting used the paper authors' design

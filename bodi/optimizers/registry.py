@@ -149,26 +149,6 @@ def parse_method(spec: str) -> tuple[str, dict[str, Any]]:
     return name, options
 
 
-def uses_initial_design(name: str) -> bool:
-    """Whether the method starts from the shared ``n_init`` initial design (model-based ones)."""
-    from bodi.optimizers.model_based import ModelBasedOptimizer
-
-    return issubclass(optimizer_class(name), ModelBasedOptimizer)
-
-
-def brings_own_design(name: str) -> bool:
-    """Whether the method samples its own initial points (``own_design``, e.g. Bounce, whose
-    model lives in an embedding that the shared design's points are not in)."""
-    return bool(getattr(optimizer_class(name), "own_design", False))
-
-
-def accepts_device(cls: type[Optimizer]) -> bool:
-    """Whether the optimizer class takes ``device=`` (those with a GP model)."""
-    from bodi.optimizers.bo import GPOptimizer
-
-    return issubclass(cls, GPOptimizer)
-
-
 def make_optimizer(
     spec: str, space: SearchSpace, *, seed: int, direction: str, n_init: int | None = None,
     device: str | None = None, budget: int | None = None, design: str | None = None,
@@ -178,23 +158,24 @@ def make_optimizer(
 
     ``n_init`` and ``design`` are the initial design's size and kind for model-based methods
     (a spec that names another design is an error: the design is shared), ``device`` the model
-    device of GP methods and ``budget`` the evaluations planned, for methods that plan with it
-    (``takes_budget``, e.g. NGOpt); each is ignored by the other methods. ``kwargs`` (e.g.
+    device of GP methods and ``budget`` the evaluations planned, for methods that plan with it;
+    each is given by the class's capabilities (:class:`bodi.Optimizer`'s ``uses_initial_design``,
+    ``takes_device``, ``takes_budget``) and ignored by the other methods. ``kwargs`` (e.g.
     ``storage=``) go to the class as they are.
     """
     name, options = parse_method(spec)
     method = METHODS[name]
     options = {**method.options, **options}
-    if n_init is not None and uses_initial_design(name):
+    cls = method.load()
+    if n_init is not None and cls.uses_initial_design:
         options.setdefault("n_init", n_init)
-    if (design is not None and uses_initial_design(name)
+    if (design is not None and cls.uses_initial_design
             and options.setdefault("design", design) != design):
         raise ValueError(f"method {spec!r} names design {options['design']!r}, but the "
                          f"shared initial design is {design!r}")
-    cls = method.load()
-    if device is not None and accepts_device(cls):
+    if device is not None and cls.takes_device:
         options.setdefault("device", device)
-    if budget is not None and getattr(cls, "takes_budget", False):
+    if budget is not None and cls.takes_budget:
         options.setdefault("budget", budget)
     try:
         return cls(space, seed=seed, direction=direction, **options, **kwargs)

@@ -5,7 +5,7 @@ import pytest
 
 from bodi.benchmarks import planted_binary, planted_categorical, planted_mixed
 from bodi.initial_design import initial_design
-from bodi.optimizers.registry import METHODS, make_optimizer, optimizer_class, uses_initial_design
+from bodi.optimizers.registry import METHODS, make_optimizer, optimizer_class
 
 PROBLEMS = {
     "binary": lambda: planted_binary(8, seed=2),
@@ -30,7 +30,7 @@ def test_every_method_runs_on_every_kind_of_space(name, kind):
         assert problem.space.contains(problem.space.encode(x)).all()
         opt.tell(x, float(problem(x)))
     assert all(t.state == "complete" for t in opt.trials)
-    if uses_initial_design(name):
+    if optimizer_class(name).uses_initial_design:
         design = problem.space.decode(initial_design(problem.space, 4, 1))
         assert [t.params for t in opt.trials[:4]] == design
 
@@ -54,8 +54,9 @@ def test_bodi_is_the_measured_shift_robust_configuration():
 
 
 def test_only_model_based_methods_use_the_initial_design():
-    assert uses_initial_design("bodi") and uses_initial_design("smac")
-    assert not uses_initial_design("random")
+    assert optimizer_class("bodi").uses_initial_design
+    assert optimizer_class("smac").uses_initial_design
+    assert not optimizer_class("random").uses_initial_design
 
 
 def test_stored_class_names_and_method_names_resolve_to_one_class():
