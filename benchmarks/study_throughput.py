@@ -90,6 +90,8 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=10_000)
     parser.add_argument("--workers", default="1,4,16")
     parser.add_argument("--postgres", default=None, help="server URL (omit: SQLite only)")
+    parser.add_argument("--runs", default=None,
+                        help="only these backend:workers pairs, e.g. sqlite:4,postgres:16")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" /
                                              "study_throughput.jsonl"))
     args = parser.parse_args()
@@ -100,6 +102,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         for backend in backends:
             for workers in [int(w) for w in args.workers.split(",")]:
+                if args.runs and f"{backend}:{workers}" not in args.runs.split(","):
+                    continue
                 storage = _new_storage(backend, args.postgres, Path(folder))
                 row = measure(backend, storage, workers, args.trials)
                 with open(args.out, "a") as handle:
