@@ -31,6 +31,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from bodi.device import DTYPE
+
 if TYPE_CHECKING:
     from bodi.space import SearchSpace
 
@@ -187,7 +189,7 @@ class ConstraintSet:
         dim = space.dim
         rows, bounds = [], []
         for constraint in self.linear:
-            row = torch.zeros(dim, dtype=torch.float64)
+            row = torch.zeros(dim, dtype=DTYPE)
             for name, a in constraint.coefficients:
                 if name not in space.names:
                     raise ValueError(f"linear constraint {constraint}: unknown parameter {name!r}")
@@ -205,16 +207,16 @@ class ConstraintSet:
             if constraint.lower is not None:
                 rows.append(-row)
                 bounds.append(-constraint.lower)
-        self.G = torch.stack(rows) if rows else torch.zeros(0, dim, dtype=torch.float64)
-        self.h = torch.tensor(bounds, dtype=torch.float64)
+        self.G = torch.stack(rows) if rows else torch.zeros(0, dim, dtype=DTYPE)
+        self.h = torch.tensor(bounds, dtype=DTYPE)
         lows, highs, logs = [], [], []
         for p in space.parameters:
             low, high = (0.0, 1.0) if p.kind in ("binary", "categorical") else (p.low, p.high)
             lows.append(float(low))
             highs.append(float(high))
             logs.append(p.kind == "continuous" and p.log)
-        self._low = torch.tensor(lows, dtype=torch.float64)
-        self._high = torch.tensor(highs, dtype=torch.float64)
+        self._low = torch.tensor(lows, dtype=DTYPE)
+        self._high = torch.tensor(highs, dtype=DTYPE)
         self._log = torch.tensor(logs, dtype=torch.bool)
         self._categorical = torch.tensor([p.kind == "categorical" for p in space.parameters])
         self._grid = torch.tensor(
@@ -229,7 +231,7 @@ class ConstraintSet:
     def values(self, X: Tensor) -> Tensor:
         """``n x dim`` encoded points -> their values in the user's units (binary 0/1; integer
         and continuous parameters decoded; categorical columns as they are, unused)."""
-        X = X.to(torch.float64)
+        X = X.to(DTYPE)
         low, high = self._low, self._high
         linear = low + X.clamp(0.0, 1.0) * (high - low)
         logged = torch.exp(low.clamp(min=1e-300).log() + X.clamp(0.0, 1.0)
@@ -252,7 +254,7 @@ class ConstraintSet:
     def feasible(self, X: Tensor) -> Tensor:
         """Mask (``...``) of the ``... x dim`` encoded points that satisfy every constraint."""
         shape = X.shape[:-1]
-        X = X.reshape(-1, X.shape[-1]).detach().cpu().to(torch.float64)
+        X = X.reshape(-1, X.shape[-1]).detach().cpu().to(DTYPE)
         ok = torch.ones(len(X), dtype=torch.bool)
         if len(self.h):
             ok &= (self.slack(X) <= TOLERANCE * (1 + self.h.abs())).all(-1)
@@ -291,7 +293,7 @@ class ConstraintSet:
             v = V[bad]
             movable = ((g > 0) & (v > self._low + 1e-12)) | ((g < 0) & (v < self._high - 1e-12))
             stuck = ~movable.any(-1)
-            u = torch.rand(movable.shape, generator=generator, dtype=torch.float64)
+            u = torch.rand(movable.shape, generator=generator, dtype=DTYPE)
             j = torch.where(movable, u, -1.0).argmax(-1)  # b: a random movable column
             a = g.gather(-1, j.unsqueeze(-1)).squeeze(-1)
             old = v.gather(-1, j.unsqueeze(-1)).squeeze(-1)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import torch
 
 #: the model precisions bodi accepts, by name
+#: the dtype of encoded points (:mod:`bodi.space`) and of every search-side tensor
+DTYPE = torch.float64
 DTYPES: dict[str, torch.dtype] = {"float64": torch.float64, "float32": torch.float32}
 _ALIASES = {"double": "float64", "float": "float32", "single": "float32"}
 

@@ -40,9 +40,9 @@ from bodi.constraints import (
     InfeasibleConstraintsError,
     constraint_from_dict,
 )
+from bodi.device import DTYPE
 
 Value = bool | int | float | str
-DTYPE = torch.float64
 #: rounds of :meth:`SearchSpace.sample` in a constrained space before it gives up
 MAX_SAMPLING_ROUNDS = 50
 

@@ -16,6 +16,7 @@ from torch import Tensor
 
 from bodi.adapters.configspace import from_configuration, make_configspace, to_configuration
 from bodi.diagnostics import quiet_logger
+from bodi.extras import require
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.optimizers.random_search import sample_new_points
 from bodi.seeding import derive_seed
@@ -93,18 +94,14 @@ class SMAC(ModelBasedOptimizer):
 
     def _smac_points(self, q: int, design: Tensor) -> Tensor:
         """Up to ``q`` points asked from a SMAC facade told the whole history."""
-        try:
-            from smac import HyperparameterOptimizationFacade as Facade
-            from smac import Scenario
-            from smac.intensifier.intensifier import Intensifier
-            from smac.main.exceptions import ConfigurationSpaceExhaustedException
-            from smac.model.random_forest.random_forest import RandomForest
-            from smac.runhistory.dataclasses import TrialInfo, TrialValue
-            from smac.runhistory.enumerations import StatusType
-        except ImportError as err:  # pragma: no cover - depends on the environment
-            raise ImportError(
-                "the SMAC baseline needs smac and ConfigSpace: pip install 'bodi[baselines]'"
-            ) from err
+        require("smac", "the SMAC baseline", "baselines")
+        from smac import HyperparameterOptimizationFacade as Facade
+        from smac import Scenario
+        from smac.intensifier.intensifier import Intensifier
+        from smac.main.exceptions import ConfigurationSpaceExhaustedException
+        from smac.model.random_forest.random_forest import RandomForest
+        from smac.runhistory.dataclasses import TrialInfo, TrialValue
+        from smac.runhistory.enumerations import StatusType
 
         told: dict[tuple[float, ...], list[float]] = {}  # config -> costs (empty: only failed)
         for trial in self.trials:

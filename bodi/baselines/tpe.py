@@ -14,6 +14,7 @@ from torch import Tensor
 from bodi.adapters.optuna import from_optuna_params, make_distributions, to_optuna_params
 from bodi.checks import check_integer
 from bodi.diagnostics import quiet_logger
+from bodi.extras import require
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.seeding import derive_seed
 from bodi.space import DTYPE, row_keys
@@ -93,13 +94,8 @@ class TPE(ModelBasedOptimizer):
 
     def _tpe_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
         """``q`` points asked from an Optuna study that holds the whole history."""
-        try:
-            import optuna
-            from optuna.trial import TrialState, create_trial
-        except ImportError as err:  # pragma: no cover - depends on the environment
-            raise ImportError(
-                "the TPE baseline needs optuna: pip install 'bodi[baselines]'"
-            ) from err
+        optuna = require("optuna", "the TPE baseline", "baselines")
+        from optuna.trial import TrialState, create_trial
 
         distributions = make_distributions(self.space)
         seed = derive_seed(self.seed, len(self.trials), 0x7BE) % 2**32

@@ -26,10 +26,10 @@ import torch
 from torch import Tensor
 
 from bodi.checks import check_integer
+from bodi.device import DTYPE
 from bodi.hed.embedding import affine_embedding, one_hot, onehot_embedding
 from bodi.seeding import as_generator
 
-DTYPE = torch.float64
 DICTIONARY_KINDS = ("diverse", "wavelet", "naive", "gaussian")
 
 
