@@ -184,11 +184,11 @@ def minimize(
         failed = [t for t in optimizer.history if t.state == "failed"]
         logger.warning("no evaluation completed%s", f"; the first error: {failed[0].message}"
                        if failed else "")
-        return OptimizeResult(None, None, optimizer.history, optimizer, front)
+        return OptimizeResult(None, None, optimizer.trials, optimizer, front)
     if optimizer.is_multi_objective:
-        return OptimizeResult(None, None, optimizer.history, optimizer, front)
+        return OptimizeResult(None, None, optimizer.trials, optimizer, front)
     best = optimizer.best
-    return OptimizeResult(best[0], best[1], optimizer.history, optimizer, front)
+    return OptimizeResult(best[0], best[1], optimizer.trials, optimizer, front)
 
 
 def _progress_summary(optimizer: Optimizer) -> float | str | None:
