@@ -18,6 +18,18 @@ from torch import Tensor
 ACQUISITIONS = ("logei", "ucb")
 
 
+def check_acquisition(name: str, n_objectives: int = 1, n_constraints: int = 0) -> None:
+    """The one rule of which acquisition works with what: every name for one objective
+    without outcome constraints; with several objectives or outcome constraints only
+    ``"logei"`` (qLogNEHVI / constrained qLogNEI)."""
+    if name not in ACQUISITIONS:
+        raise ValueError(f"unknown acquisition {name!r}; choose one of {list(ACQUISITIONS)}")
+    if (n_objectives > 1 or n_constraints) and name != "logei":
+        raise ValueError(f"acquisition {name!r} is for one objective without outcome "
+                         "constraints; with several objectives or outcome constraints use "
+                         "'logei' (qLogNEHVI / constrained qLogNEI)")
+
+
 def make_acquisition(
     name: str,
     model: Model,
@@ -54,9 +66,7 @@ def make_acquisition(
     """
     pending = X_pending is not None and len(X_pending) > 0
     k = train_Y.shape[-1] - n_constraints
-    if (k > 1 or n_constraints) and name != "logei":
-        raise ValueError(f"acquisition {name!r} is for one objective without outcome "
-                         "constraints; use 'logei' (qLogNEI / qLogNEHVI)")
+    check_acquisition(name, k, n_constraints)
     constraints = [_constraint(k + i) for i in range(n_constraints)] or None
     if k > 1:
         if ref_point is None:

@@ -19,7 +19,8 @@ from botorch.models.deterministic import GenericDeterministicModel
 from botorch.models.model import Model, ModelList
 from torch import Tensor
 
-from bodi.acquisition import ACQUISITIONS, make_acquisition, optimize_acquisition
+from bodi.acquisition import make_acquisition, optimize_acquisition
+from bodi.acquisition.factory import check_acquisition
 from bodi.acquisition.local_search import SearchSpaceExhaustedError
 from bodi.acquisition.optimize import OnModelDevice
 from bodi.acquisition.trust_region import (
@@ -139,11 +140,9 @@ class GPOptimizer(ModelBasedOptimizer):
         if not isinstance(space, SearchSpace):
             raise ValueError(f"space must be a bodi.SearchSpace, got {type(space).__name__}")
         directions = check_directions(direction, kwargs.get("directions"))
+        check_acquisition(acquisition, len(directions), kwargs.get("outcome_constraints") or 0)
         self.ref_point, self.known_objectives = _check_multi_objective_options(
-            space, directions, acquisition, ref_point, known_objectives)
-        if kwargs.get("outcome_constraints") and acquisition != "logei":
-            raise ValueError("outcome constraints use acquisition 'logei' (constrained qLogNEI "
-                             f"/ qLogNEHVI), not {acquisition!r}")
+            space, directions, ref_point, known_objectives)
         trust_region = _check_gp_options(dict(
             acquisition=acquisition, num_restarts=num_restarts, raw_samples=raw_samples,
             acquisition_optimizer=acquisition_optimizer, acquisition_options=acquisition_options,
@@ -409,10 +408,7 @@ def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None) -> 
                          f"one of {list(ACQUISITION_OPTIMIZERS)}")
     if acquisition_options is not None and not isinstance(acquisition_options, dict):
         raise ValueError(f"acquisition_options must be a dict, got {acquisition_options!r}")
-    if acquisition not in ACQUISITIONS:
-        raise ValueError(
-            f"unknown acquisition {acquisition!r}; choose one of {list(ACQUISITIONS)}"
-        )
+    check_acquisition(acquisition)
     if isinstance(trust_region, dict):  # as stored with a study, or from a method spec
         try:
             trust_region = TrustRegionSettings(**trust_region)
@@ -431,15 +427,12 @@ def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None) -> 
 
 
 def _check_multi_objective_options(
-    space: SearchSpace, directions: Sequence[str], acquisition: str,
+    space: SearchSpace, directions: Sequence[str],
     ref_point: Sequence[float] | None, known_objectives: Mapping[int, Any] | None,
 ) -> tuple[list[float] | None, dict[int, Any]]:
     """``ref_point`` as a list and ``known_objectives`` as a dict, checked against the
     number of objectives."""
     k = len(directions)
-    if k > 1 and acquisition != "logei":
-        raise ValueError(f"several objectives use acquisition 'logei' (qLogNEHVI), not "
-                         f"{acquisition!r}")
     if ref_point is not None:
         if k == 1:
             raise ValueError("ref_point is for several objectives (directions=[...])")
