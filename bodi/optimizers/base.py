@@ -35,6 +35,8 @@ from torch import Tensor
 from bodi.checks import check_integer
 from bodi.diagnostics import numerical_warnings
 from bodi.directions import check_directions
+from bodi.directions import sign as direction_sign
+from bodi.directions import signs as direction_signs
 from bodi.seeding import derive_seed, seeded
 from bodi.space import DTYPE, SearchSpace, Value, nearby_new_point, row_keys
 from bodi.storage import Storage, StudyRecord
@@ -326,12 +328,14 @@ class Optimizer(ABC):
     @property
     def sign(self) -> float:
         """``-1`` when minimizing, ``+1`` when maximizing (the one objective)."""
-        return self.history.sign
+        if self.is_multi_objective:
+            raise ValueError("this study has several objectives; see signs")
+        return direction_sign(self.direction)
 
     @property
     def signs(self) -> Tensor:
         """``k`` signs, one per objective: ``-1`` where minimizing."""
-        return self.history.signs
+        return direction_signs(self.directions, DTYPE)
 
     def finished_losses(self) -> dict[int, float | None]:
         """See :meth:`bodi.trials.History.finished_losses`."""
