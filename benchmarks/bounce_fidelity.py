@@ -30,6 +30,7 @@ import argparse
 import json
 import math
 import random
+import signal
 import statistics
 import sys
 import tempfile
@@ -65,9 +66,27 @@ def _authors_benchmark(source: Path, problem: str):
     return getattr(benchmarks, name)(**kwargs)
 
 
-def run_authors(source: Path, problem: str, seed: int, evaluations: int) -> list[float]:
-    """The values of the authors' Bounce run, in evaluation order."""
-    benchmark = _authors_benchmark(source, problem)
+class _Logged:
+    """The benchmark object, recording every value it returns (so a run stopped early still
+    reports what it evaluated)."""
+
+    def __init__(self, benchmark, values: list[float]):
+        self._benchmark, self._values = benchmark, values
+
+    def __getattr__(self, name: str):
+        return getattr(self._benchmark, name)
+
+    def __call__(self, x):
+        y = self._benchmark(x)
+        self._values.extend(float(v) for v in y.reshape(-1))
+        return y
+
+
+def run_authors(source: Path, problem: str, seed: int, evaluations: int,
+                values: list[float]) -> list[float]:
+    """The values of the authors' Bounce run, in evaluation order (also appended to
+    ``values`` as they come)."""
+    benchmark = _Logged(_authors_benchmark(source, problem), values)
     from bounce.bounce import Bounce
 
     random.seed(seed)
@@ -81,7 +100,8 @@ def run_authors(source: Path, problem: str, seed: int, evaluations: int) -> list
     return optimizer.fx_global.reshape(-1).tolist()[:evaluations]
 
 
-def run_ours(source: Path, problem: str, seed: int, evaluations: int) -> list[float]:
+def run_ours(source: Path, problem: str, seed: int, evaluations: int,
+             values: list[float]) -> list[float]:
     """The values of bodi's ``bounce`` on the same benchmark object."""
     import bodi
     from bodi.optimizers import make_optimizer
@@ -106,7 +126,6 @@ def run_ours(source: Path, problem: str, seed: int, evaluations: int) -> list[fl
     optimizer = make_optimizer("bounce", space, seed=seed, direction="minimize",
                                budget=evaluations,
                                evaluations_until_input_dim=min(100, evaluations))
-    values = []
     for _ in range(evaluations):
         params = optimizer.ask()
         values.append(evaluate(params))
@@ -121,9 +140,14 @@ def _bests(values: list[float], report: list[int]) -> dict[str, float]:
 def table(path: Path = RESULTS) -> str:
     """Mean ± standard error of the best value (minimized) per problem, implementation and
     number of evaluations, from the results file."""
-    rows: dict[tuple[str, str, str], list[float]] = {}
-    for line in path.read_text().splitlines():
+    runs: dict[tuple, dict] = {}  # the longest record of each run (one cut short counts
+    for line in path.read_text().splitlines():  # at the budgets it reached)
         record = json.loads(line)
+        key = (record["implementation"], record["problem"], record["seed"])
+        if key not in runs or record["evaluations"] > runs[key]["evaluations"]:
+            runs[key] = record
+    rows: dict[tuple[str, str, str], list[float]] = {}
+    for record in runs.values():
         for n, best in record["best"].items():
             rows.setdefault((record["problem"], n, record["implementation"]), []).append(best)
     out = ["| problem | evaluations | authors' Bounce | bodi's bounce |", "|---|---|---|---|"]
@@ -149,30 +173,49 @@ def main() -> None:
     parser.add_argument("--report", default="100,200", help="report the best after these")
     parser.add_argument("--implementations", default="authors,bodi")
     parser.add_argument("--table", action="store_true", help="only print the results table")
+    parser.add_argument("--results", type=Path, default=RESULTS,
+                        help="the JSON-lines file the runs are appended to")
     args = parser.parse_args()
     if args.table:
-        print(table())
+        print(table(args.results))
         return
     if args.bounce_src is None or not (args.bounce_src / "bounce" / "bounce.py").exists():
         parser.error("--bounce-src must be a checkout of github.com/LeoIV/bounce")
     from bodi.experiments.runner import expand_seeds
 
     report = [int(n) for n in args.report.split(",")]
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    args.results.parent.mkdir(parents=True, exist_ok=True)
     runners = {"authors": run_authors, "bodi": run_ours}
+    current: dict = {}
+
+    def save(complete: bool) -> None:
+        values = current["values"][: args.evaluations]
+        record = {"implementation": current["implementation"], "problem": current["problem"],
+                  "seed": current["seed"], "evaluations": len(values),
+                  "best": _bests(values, report),
+                  "seconds": round(time.time() - current["start"], 1)}
+        if not complete:
+            record["stopped"] = True  # a run cut short: its best values up to where it got
+        with args.results.open("a") as handle:
+            handle.write(json.dumps(record) + "\n")
+        print(json.dumps(record), flush=True)
+
+    def stop(signum, frame) -> None:
+        if current:
+            save(complete=False)
+        raise SystemExit(1)
+
+    signal.signal(signal.SIGTERM, stop)
     for problem in args.problems.split(","):
         for seed in expand_seeds(args.seeds):
             for implementation in args.implementations.split(","):
-                start = time.time()
-                values = runners[implementation](args.bounce_src.resolve(), problem, seed,
-                                                 args.evaluations)
-                record = {"implementation": implementation, "problem": problem, "seed": seed,
-                          "evaluations": len(values), "best": _bests(values, report),
-                          "seconds": round(time.time() - start, 1)}
-                with RESULTS.open("a") as handle:
-                    handle.write(json.dumps(record) + "\n")
-                print(json.dumps(record), flush=True)
-    print(table())
+                current.update(implementation=implementation, problem=problem, seed=seed,
+                               values=[], start=time.time())
+                runners[implementation](args.bounce_src.resolve(), problem, seed,
+                                        args.evaluations, current["values"])
+                save(complete=True)
+                current.clear()
+    print(table(args.results))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
-"""The HED kernel: a base kernel on the Hamming embedding of the discrete columns."""
+"""The HED kernel: a base kernel on the Hamming embedding of the discrete columns; and its
+exact-distance limit, a base kernel of the Hamming distance."""
 
 from __future__ import annotations
 
+import math
 import weakref
 from contextlib import contextmanager
 from typing import Any
@@ -11,7 +13,7 @@ from gpytorch.kernels import Kernel, MaternKernel, RBFKernel
 from torch import Tensor
 
 from bodi.hed.dictionaries import Dictionary
-from bodi.hed.embedding import affine_embedding, onehot_embedding
+from bodi.hed.embedding import affine_embedding, one_hot, onehot_embedding
 
 
 class HammingEmbeddingKernel(Kernel):
@@ -183,6 +185,66 @@ class HammingEmbeddingKernel(Kernel):
         )
         phi2 = phi1 if same else self.embed(x2)
         return self.base_kernel.forward(phi1, phi2, diag=diag, **params)
+
+
+class HammingDistanceKernel(Kernel):
+    r"""``k(z, z') = k_base(e(z), e(z'))`` with ``||e(z) - e(z')||^2 = H(z, z')``, the number of
+    discrete variables in which ``z`` and ``z'`` differ.
+
+    The encoding ``e`` keeps a binary column as it is and writes a categorical one one-hot,
+    divided by ``sqrt(2)``. With an isotropic base kernel (one lengthscale,
+    :func:`bodi.models.gp.make_hamming_kernel`) ``k`` is a function of the Hamming distance
+    alone, the discrete kernel of Bounce (Papenmeier et al., 2023). It is also the HED kernel
+    with one shared lengthscale in the limit of a large uniformly random dictionary: for binary
+    ``z, z'`` and a uniform row ``a``, ``h(z, a) - h(z', a)`` is a sum of ``H(z, z')``
+    independent signs, so ``E_a[(h(z, a) - h(z', a))^2] = H(z, z')``, and
+    ``||phi_A(z) - phi_A(z')||^2 / m`` tends to it as ``m`` grows. The exact distance has none
+    of a finite dictionary's sampling noise (docs/results.md, Section 5, measures what that
+    does to the ranking of the points near the incumbent).
+
+    Args:
+        cardinalities: number of values of each of the ``d`` discrete variables.
+        base_kernel: a kernel on the ``sum_j (c_j if c_j > 2 else 1)`` encoded columns.
+        active_dims: the ``d`` columns of the input holding the discrete variables.
+    """
+
+    has_lengthscale = False
+
+    def __init__(self, cardinalities: Any, base_kernel: Kernel, active_dims: Any = None,
+                 **kwargs: Any) -> None:
+        super().__init__(active_dims=active_dims, **kwargs)
+        self.cardinalities = tuple(int(c) for c in cardinalities)
+        self.base_kernel = base_kernel
+        binary = [j for j, c in enumerate(self.cardinalities) if c == 2]
+        categorical = [j for j, c in enumerate(self.cardinalities) if c != 2]
+        self.register_buffer("binary_columns", torch.tensor(binary, dtype=torch.long))
+        self.register_buffer("categorical_columns", torch.tensor(categorical, dtype=torch.long))
+
+    @property
+    def embedding_dim(self) -> int:
+        """The number of encoded columns."""
+        return len(self.binary_columns) + sum(c for c in self.cardinalities if c != 2)
+
+    def discrete_columns(self, X: Tensor) -> Tensor:
+        """The kernel's ``d`` columns of ``X`` (``... x dim``) as ``... x d``."""
+        if self.active_dims is None:
+            return X
+        return X.index_select(-1, self.active_dims.to(X.device))
+
+    def embed(self, Z: Tensor) -> Tensor:
+        """``... x d`` discrete inputs -> ``... x D`` encoding ``e(Z)`` (``O(N d)``)."""
+        if not len(self.categorical_columns):
+            return Z
+        parts = [Z.index_select(-1, self.binary_columns.to(Z.device))]
+        categorical = Z.index_select(-1, self.categorical_columns.to(Z.device))
+        cards = [self.cardinalities[j] for j in self.categorical_columns.tolist()]
+        parts.append(one_hot(categorical, cards) / math.sqrt(2))
+        return torch.cat(parts, -1)
+
+    def forward(self, x1: Tensor, x2: Tensor, diag: bool = False, **params: Any) -> Tensor:
+        e1 = self.embed(x1)
+        e2 = e1 if x2 is x1 else self.embed(x2)
+        return self.base_kernel.forward(e1, e2, diag=diag, **params)
 
 
 @contextmanager

@@ -42,7 +42,7 @@ from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
 from bodi.hed.dictionaries import Dictionary
-from bodi.hed.kernel import HammingEmbeddingKernel
+from bodi.hed.kernel import HammingDistanceKernel, HammingEmbeddingKernel
 from bodi.space import SearchSpace
 
 FIT_MAXITER = 100
@@ -90,9 +90,10 @@ class _GaussianLogDensity(torch.autograd.Function):
 
 
 def matern_with_dim_scaled_prior(
-    ard_num_dims: int, prior_dims: int, active_dims: list[int] | None = None
+    ard_num_dims: int | None, prior_dims: int, active_dims: list[int] | None = None
 ) -> MaternKernel:
-    """Matérn-5/2 ARD kernel with BoTorch's dimension-scaled LogNormal lengthscale prior."""
+    """Matérn-5/2 ARD kernel (one lengthscale if ``ard_num_dims`` is ``None``) with BoTorch's
+    dimension-scaled LogNormal lengthscale prior."""
     prior = LogNormalPrior(loc=math.sqrt(2) + 0.5 * math.log(prior_dims), scale=math.sqrt(3))
     return MaternKernel(
         nu=2.5,
@@ -127,6 +128,24 @@ def make_hed_kernel(space: SearchSpace, dictionary: Dictionary | None) -> Kernel
     return factors[0] if len(factors) == 1 else ProductKernel(*factors)
 
 
+def make_hamming_kernel(space: SearchSpace) -> Kernel:
+    """The product kernel ``k_H * k_ord`` for ``space`` (either factor may be absent):
+    ``k_H`` a Matérn-5/2 of the Hamming distance of the discrete columns with one lengthscale
+    (:class:`~bodi.hed.kernel.HammingDistanceKernel`), ``k_ord`` as in
+    :func:`make_hed_kernel`; the lengthscale priors are BoTorch's, scaled with
+    ``d + #ordinal``."""
+    discrete, ordinal = space.discrete_dims, space.ordinal_dims
+    prior_dims = len(discrete) + len(ordinal)
+    factors: list[Kernel] = []
+    if discrete:
+        columns = None if list(discrete) == list(range(space.dim)) else discrete
+        base = matern_with_dim_scaled_prior(None, prior_dims)
+        factors.append(HammingDistanceKernel(space.cardinalities, base, active_dims=columns))
+    if ordinal:
+        factors.append(matern_with_dim_scaled_prior(len(ordinal), prior_dims, ordinal))
+    return factors[0] if len(factors) == 1 else ProductKernel(*factors)
+
+
 def _matern52(Z: Tensor, lengthscale: Tensor) -> tuple[Tensor, tuple[Tensor, ...]]:
     """The Matérn-5/2 ARD covariance ``K`` (``n x n``) of ``n x m`` inputs ``Z`` with ``m``
     lengthscales, and what :func:`_matern52_lengthscale_gradient` needs:
@@ -151,12 +170,15 @@ def _matern52_lengthscale_gradient(G: Tensor, saved: tuple[Tensor, ...]) -> Tens
 
     so with ``M = G o (5 / 3) (1 + r) exp(-r)``,
     ``dL / dl_j = (sum_a z_aj^2 (M 1 + M^T 1)_a - 2 z_j^T M z_j) / l_j^3``: two ``n x n x m``
-    products."""
+    products; a single lengthscale shared by all ``m`` columns gets the sum over ``j``."""
     Z, lengthscale, r, decay = saved
     M = G * (5 / 3) * (1 + r) * decay
     outer = (Z.pow(2) * (M.sum(-1) + M.sum(-2)).unsqueeze(-1)).sum(-2)
     inner = (Z * (M @ Z)).sum(-2)
-    return ((outer - 2 * inner) / lengthscale.reshape(-1).pow(3)).reshape(lengthscale.shape)
+    gradient = (outer - 2 * inner) / lengthscale.reshape(-1).pow(3)
+    if lengthscale.numel() == 1 < Z.shape[-1]:  # one lengthscale shared by every column
+        gradient = gradient.sum(-1)
+    return gradient.reshape(lengthscale.shape)
 
 
 class _Matern52Covariance(torch.autograd.Function):
@@ -244,16 +266,20 @@ class _MaternGPLoss(torch.autograd.Function):
         return (None, None, None, None, *(grad * g for g in ctx.gradients))
 
 
+#: kernels that apply their ``base_kernel`` to ``embed(discrete_columns(X))``
+EMBEDDING_KERNELS = (HammingEmbeddingKernel, HammingDistanceKernel)
+
+
 def _matern_of(kernel: Kernel) -> Kernel:
-    """The kernel whose lengthscales a covariance factor uses: the HED kernel's base kernel,
-    else the factor itself."""
-    return kernel.base_kernel if isinstance(kernel, HammingEmbeddingKernel) else kernel
+    """The kernel whose lengthscales a covariance factor uses: an embedding kernel's base
+    kernel, else the factor itself."""
+    return kernel.base_kernel if isinstance(kernel, EMBEDDING_KERNELS) else kernel
 
 
 def _factor_inputs(kernel: Kernel, X: Tensor) -> Tensor:
-    """The ``n x m`` inputs of a factor's Matérn kernel: the HED embedding of the discrete
+    """The ``n x m`` inputs of a factor's Matérn kernel: the embedding of the discrete
     columns, or the factor's columns of ``X``."""
-    if isinstance(kernel, HammingEmbeddingKernel):
+    if isinstance(kernel, EMBEDDING_KERNELS):
         return kernel.embed(kernel.discrete_columns(X))
     return X if kernel.active_dims is None else X[..., kernel.active_dims.to(X.device)]
 
@@ -344,7 +370,7 @@ class HEDSingleTaskGP(SingleTaskGP):
         if (type(self.mean_module) is not ConstantMean or type(noise) is not HomoskedasticNoise
                 or type(self.likelihood) is not GaussianLikelihood
                 or noise.noise.numel() != 1 or self.mean_module.constant.numel() != 1
-                or not all(type(k) in (MaternKernel, HammingEmbeddingKernel)
+                or not all(type(k) in (MaternKernel, *EMBEDDING_KERNELS)
                            and _is_plain_matern52(_matern_of(k)) for k in factors)):
             return None
         factor_of = {id(_matern_of(k)): i for i, k in enumerate(factors)}  # Matérn -> factor
@@ -461,12 +487,13 @@ def fit_model(model: SingleTaskGP, maxiter: int | None = FIT_MAXITER) -> SingleT
 
 
 def lengthscales(model: SingleTaskGP) -> dict[str, Tensor]:
-    """ARD lengthscales of the fitted HED (``"embedding"``) and ordinal (``"ordinal"``) factors."""
+    """Lengthscales of the fitted HED or Hamming (``"embedding"``) and ordinal (``"ordinal"``)
+    factors."""
     out: dict[str, Tensor] = {}
     covar = model.covar_module
     factors = covar.kernels if isinstance(covar, ProductKernel) else [covar]
     for kernel in factors:
-        if isinstance(kernel, HammingEmbeddingKernel):
+        if isinstance(kernel, EMBEDDING_KERNELS):
             out["embedding"] = kernel.base_kernel.lengthscale.detach().reshape(-1)
         else:
             out["ordinal"] = kernel.lengthscale.detach().reshape(-1)

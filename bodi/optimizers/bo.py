@@ -33,7 +33,7 @@ from bodi.checks import check_integer
 from bodi.device import dtype_name, model_tensor_kwargs
 from bodi.directions import check_directions
 from bodi.hed.dictionaries import DICTIONARY_KINDS, Dictionary, make_dictionary
-from bodi.models.gp import fit_model, make_hed_model
+from bodi.models.gp import fit_model, make_gp, make_hamming_kernel, make_hed_model
 from bodi.multi_objective import (
     chebyshev_utility,
     infer_reference_point,
@@ -368,6 +368,8 @@ def _check_dictionary_options(options: Mapping[str, Any], space: SearchSpace | N
     the dictionary reference (its default filled in)."""
     dictionary_size, dictionary = options["dictionary_size"], options["dictionary"]
     dictionary_reference = options["dictionary_reference"]
+    if options["kernel"] not in KERNELS:
+        raise ValueError(f"unknown kernel {options['kernel']!r}; choose one of {list(KERNELS)}")
     check_integer("dictionary_size", dictionary_size)
     if dictionary not in DICTIONARY_KINDS:
         raise ValueError(
@@ -487,6 +489,9 @@ ACQUISITION_OPTIMIZERS = ("auto", "local", "botorch")
 
 #: where BODi's dictionary rows are relabelled around (see ``BODi(dictionary_reference=...)``)
 DICTIONARY_REFERENCES = ("none", "random", "incumbent")
+#: :class:`BODi`'s models of the discrete parameters: the HED kernel with its dictionary, or
+#: the Matérn of the exact Hamming distance with one lengthscale (HED's many-row limit)
+KERNELS = ("hed", "hamming")
 
 
 class BODi(GPOptimizer):
@@ -525,6 +530,10 @@ class BODi(GPOptimizer):
             incumbent for the acquisition search: ``True`` (default, unless
             ``acquisition_optimizer="botorch"``), ``False``, a :class:`TrustRegionSettings` or
             a dict of its fields; see :class:`GPOptimizer`.
+        kernel: the model of the binary/categorical parameters: ``"hed"`` (default, the HED
+            kernel with the dictionary above) or ``"hamming"`` (a Matérn-5/2 of the exact
+            Hamming distance with one lengthscale, HED's limit of many random rows; the
+            dictionary options are then unused).
 
     Examples:
         >>> opt = BODi(space, seed=0)
@@ -541,13 +550,15 @@ class BODi(GPOptimizer):
         new_dictionary_every_iteration: bool = True,
         dictionary_reference: str | None = None,
         trust_region: bool | TrustRegionSettings | dict[str, Any] | None = None,
+        kernel: str = "hed",
         **kwargs: Any,
     ) -> None:
         if not isinstance(space, SearchSpace):
             raise ValueError(f"space must be a bodi.SearchSpace, got {type(space).__name__}")
         dictionary_reference = _check_dictionary_options(dict(
             dictionary_size=dictionary_size, dictionary=dictionary,
-            dictionary_reference=dictionary_reference), space)
+            dictionary_reference=dictionary_reference, kernel=kernel), space)
+        self.kernel = kernel
         self.dictionary_reference = dictionary_reference
         self.dictionary_size = dictionary_size
         self.dictionary_kind = dictionary
@@ -567,6 +578,7 @@ class BODi(GPOptimizer):
     # studies stored before these options existed ran the paper's configuration
     legacy_settings: ClassVar[dict[str, Any]] = {
         **GPOptimizer.legacy_settings, "dictionary_reference": "none", "trust_region": False,
+        "kernel": "hed",
     }
 
     def settings(self) -> dict[str, Any]:
@@ -577,6 +589,7 @@ class BODi(GPOptimizer):
             **super().settings(),
         }
         settings["dictionary_reference"] = self.dictionary_reference
+        settings["kernel"] = self.kernel
         return settings
 
     def make_dictionary(self) -> Dictionary | None:
@@ -603,5 +616,8 @@ class BODi(GPOptimizer):
         return None
 
     def make_model(self, train_X: Tensor, train_Y: Tensor) -> Model:
-        """The GP on the HED embedding with this iteration's dictionary, fitted."""
+        """The GP on the HED embedding with this iteration's dictionary (``kernel="hed"``) or
+        on the Hamming distance (``kernel="hamming"``), fitted."""
+        if self.kernel == "hamming":
+            return fit_model(make_gp(train_X, train_Y, make_hamming_kernel(self.space)))
         return fit_model(make_hed_model(train_X, train_Y, self.space, self.make_dictionary()))

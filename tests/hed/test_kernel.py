@@ -188,3 +188,37 @@ def test_training_inputs_of_a_mixed_space_are_embedded_once(monkeypatch):
     before = kernel.discrete_columns(X)
     X.add_(0.0)  # modified in place: selected again
     assert kernel.discrete_columns(X) is not before
+
+
+def test_the_hamming_distance_kernel_is_a_matern_of_the_hamming_distance():
+    """``k(z, z') = Matern(sqrt(H(z, z')) / l)`` on the discrete columns, whatever the others."""
+    from bodi.hed.kernel import HammingDistanceKernel
+
+    space = SearchSpace([Binary("a"), Categorical("c", ["x", "y", "z", "w"]), Continuous("u", 0, 1),
+                         Binary("b"), Categorical("e", [1, 2, 3])])
+    kernel = HammingDistanceKernel(space.cardinalities, MaternKernel(nu=2.5),
+                                   active_dims=space.discrete_dims)
+    kernel.base_kernel.lengthscale = 0.7
+    X = space.sample(40, generator=torch.Generator().manual_seed(1))
+    Z = X[:, space.discrete_dims]
+    H = (Z.unsqueeze(1) != Z.unsqueeze(0)).sum(-1).to(X)
+    r = 5 ** 0.5 * H.sqrt() / 0.7
+    expected = (1 + r + r**2 / 3) * torch.exp(-r)
+    with torch.no_grad():
+        torch.testing.assert_close(kernel(X).to_dense(), expected)
+        torch.testing.assert_close(kernel(X, diag=True), expected.diagonal())
+    assert kernel.embedding_dim == 2 + 4 + 3
+
+
+def test_the_many_row_limit_of_the_hed_distance_is_the_hamming_distance():
+    """For binary points and uniformly random rows, ``||phi_A(z) - phi_A(z')||^2 / m`` tends
+    to ``H(z, z')`` (the docstring's claim for :class:`HammingDistanceKernel`)."""
+    from bodi.hed.embedding import hamming_embedding
+
+    g = torch.Generator().manual_seed(0)
+    d, m = 30, 200_000
+    z = torch.randint(0, 2, (2, d), generator=g).double()
+    A = torch.randint(0, 2, (m, d), generator=g).double()
+    phi = hamming_embedding(z, A, [2] * d)
+    squared = (phi[0] - phi[1]).pow(2).mean()
+    assert abs(float(squared) - float((z[0] != z[1]).sum())) < 0.2

@@ -152,6 +152,55 @@ def test_the_fit_loss_equals_gpytorchs_negative_mll_in_value_and_gradient(dtype,
         torch.testing.assert_close(a, b, **tolerance)
 
 
+def test_the_fit_loss_with_one_shared_lengthscale_equals_gpytorchs():
+    """A HED kernel whose Matérn has one lengthscale for all ``m`` columns (no ARD)."""
+    from gpytorch.kernels import MaternKernel
+
+    from bodi.hed.kernel import HammingEmbeddingKernel
+    from bodi.models.gp import make_gp
+
+    space = SearchSpace([Binary(f"b{i}") for i in range(30)])
+    dictionary = make_dictionary("diverse", 16, space.cardinalities, seed=1)
+    ard = make_hed_model(*_data(space, n=5), space, dictionary)
+    prior = ard.covar_module.base_kernel.lengthscale_prior
+    kernel = HammingEmbeddingKernel(dictionary, MaternKernel(nu=2.5, lengthscale_prior=prior))
+    model = make_gp(*_data(space, n=25, seed=3), kernel)
+    with torch.no_grad():
+        kernel.base_kernel.lengthscale = 2.0
+    model.train()
+    mll = ExactMarginalLogLikelihood(model.likelihood, model)
+    assert "_MaternGPLossBackward" in _graph_names(get_loss_closure(mll)())
+    ours = _loss_and_gradient(model, get_loss_closure(mll))
+    gpytorch = _loss_and_gradient(model, lambda: gpytorch_loss(mll))
+    torch.testing.assert_close(ours[0], gpytorch[0], rtol=1e-12, atol=1e-12)
+    for a, b in zip(ours[1], gpytorch[1], strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("space", ["mixed", "categorical"])
+def test_the_fit_loss_of_the_hamming_kernel_equals_gpytorchs(space):
+    from bodi.models.gp import make_gp, make_hamming_kernel
+
+    space = MIXED if space == "mixed" else SearchSpace(
+        [Categorical(f"c{i}", list(range(5))) for i in range(8)])
+    model = make_gp(*_data(space, n=25, seed=3), make_hamming_kernel(space))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.3 * torch.rand(p.shape, generator=torch.Generator().manual_seed(8)).to(p))
+    model.train()
+    mll = ExactMarginalLogLikelihood(model.likelihood, model)
+    assert "_MaternGPLossBackward" in _graph_names(get_loss_closure(mll)())
+    ours = _loss_and_gradient(model, get_loss_closure(mll))
+    gpytorch = _loss_and_gradient(model, lambda: gpytorch_loss(mll))
+    torch.testing.assert_close(ours[0], gpytorch[0], rtol=1e-12, atol=1e-12)
+    for a, b in zip(ours[1], gpytorch[1], strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+    fit_model(model)
+    assert set(lengthscales(model)) == ({"embedding", "ordinal"} if space is MIXED
+                                         else {"embedding"})
+    assert lengthscales(model)["embedding"].numel() == 1
+
+
 @pytest.mark.parametrize("case", ["two outputs", "input transform"])
 def test_a_model_outside_the_plain_case_gets_gpytorchs_loss(case):
     from botorch.models.transforms.input import Normalize

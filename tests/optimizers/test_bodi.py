@@ -160,6 +160,7 @@ def test_small_space_is_exhausted_cleanly():
     [
         ({"dictionary_size": 0}, "dictionary_size"),
         ({"dictionary": "hadamard"}, "unknown dictionary"),
+        ({"kernel": "rbf"}, "unknown kernel"),
         ({"n_init": -1}, "n_init"),
         ({"acquisition": "pi"}, "unknown acquisition"),
         ({"direction": "up"}, "direction"),
@@ -230,6 +231,27 @@ def test_shift_robust_options_solve_a_planted_problem(options):
     assert opt.settings()["dictionary_reference"] == options["dictionary_reference"]
     with pytest.raises(ValueError, match="dictionary_reference"):
         bodi.BODi(problem.space, dictionary_reference="corner")
+
+
+@pytest.mark.parametrize("make_problem", [lambda: planted_binary(16, seed=4),
+                                          lambda: planted_mixed(seed=2)])
+def test_the_hamming_kernel_solves_a_planted_problem_and_is_recorded(make_problem, tmp_path):
+    from bodi.hed.kernel import HammingDistanceKernel
+
+    problem = make_problem()
+    opt = bodi.BODi(problem.space, seed=0, n_init=8, kernel="hamming", num_restarts=4,
+                    raw_samples=256, storage=tmp_path / "study.db")
+    for _ in range(30):
+        x = opt.ask()
+        opt.tell(x, float(problem(x)))
+    assert any(isinstance(k, HammingDistanceKernel) for k in opt.model.covar_module.modules())
+    assert opt.settings()["kernel"] == "hamming"
+    # a study resumes with its kernel; one stored before the option existed used HED
+    assert bodi.load_study(tmp_path / "study.db").settings()["kernel"] == "hamming"
+    assert bodi.BODi.legacy_settings["kernel"] == "hed"
+    random_best = min(float(problem(x)) for x in problem.space.decode(
+        problem.space.sample(30, generator=torch.Generator().manual_seed(0))))
+    assert opt.best[1] < random_best
 
 
 def test_defaults_are_the_incumbent_relative_dictionary_and_a_trust_region():
