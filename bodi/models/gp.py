@@ -128,6 +128,20 @@ def make_hed_kernel(space: SearchSpace, dictionary: Dictionary | None) -> Kernel
     return factors[0] if len(factors) == 1 else ProductKernel(*factors)
 
 
+def make_hed_hamming_kernel(space: SearchSpace, dictionary: Dictionary | None) -> Kernel:
+    """``k_HED * k_H`` (with ``k_ord`` once): the product of :func:`make_hed_kernel` and the
+    Hamming-distance factor of :func:`make_hamming_kernel`. Either discrete factor can fit to
+    a constant (a long lengthscale), so the product holds both models and the marginal
+    likelihood weighs them."""
+    hed = make_hed_kernel(space, dictionary)
+    if not space.discrete_dims:
+        return hed
+    hamming = make_hamming_kernel(space)
+    hamming = hamming.kernels[0] if isinstance(hamming, ProductKernel) else hamming
+    factors = list(hed.kernels) if isinstance(hed, ProductKernel) else [hed]
+    return ProductKernel(factors[0], hamming, *factors[1:])
+
+
 def make_hamming_kernel(space: SearchSpace) -> Kernel:
     """The product kernel ``k_H * k_ord`` for ``space`` (either factor may be absent):
     ``k_H`` a Matérn-5/2 of the Hamming distance of the discrete columns with one lengthscale

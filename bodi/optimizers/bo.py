@@ -33,7 +33,13 @@ from bodi.checks import check_integer
 from bodi.device import dtype_name, model_tensor_kwargs
 from bodi.directions import check_directions
 from bodi.hed.dictionaries import DICTIONARY_KINDS, Dictionary, make_dictionary
-from bodi.models.gp import fit_model, make_gp, make_hamming_kernel, make_hed_model
+from bodi.models.gp import (
+    fit_model,
+    make_gp,
+    make_hamming_kernel,
+    make_hed_hamming_kernel,
+    make_hed_model,
+)
 from bodi.multi_objective import (
     chebyshev_utility,
     infer_reference_point,
@@ -489,9 +495,10 @@ ACQUISITION_OPTIMIZERS = ("auto", "local", "botorch")
 
 #: where BODi's dictionary rows are relabelled around (see ``BODi(dictionary_reference=...)``)
 DICTIONARY_REFERENCES = ("none", "random", "incumbent")
-#: :class:`BODi`'s models of the discrete parameters: the HED kernel with its dictionary, or
-#: the Matérn of the exact Hamming distance with one lengthscale (HED's many-row limit)
-KERNELS = ("hed", "hamming")
+#: :class:`BODi`'s models of the discrete parameters: the HED kernel with its dictionary,
+#: the Matérn of the exact Hamming distance with one lengthscale (HED's many-row limit), or
+#: their product
+KERNELS = ("hed", "hamming", "hed*hamming")
 
 
 class BODi(GPOptimizer):
@@ -533,7 +540,7 @@ class BODi(GPOptimizer):
         kernel: the model of the binary/categorical parameters: ``"hed"`` (default, the HED
             kernel with the dictionary above) or ``"hamming"`` (a Matérn-5/2 of the exact
             Hamming distance with one lengthscale, HED's limit of many random rows; the
-            dictionary options are then unused).
+            dictionary options are then unused) or ``"hed*hamming"`` (their product).
 
     Examples:
         >>> opt = BODi(space, seed=0)
@@ -620,4 +627,7 @@ class BODi(GPOptimizer):
         on the Hamming distance (``kernel="hamming"``), fitted."""
         if self.kernel == "hamming":
             return fit_model(make_gp(train_X, train_Y, make_hamming_kernel(self.space)))
+        if self.kernel == "hed*hamming":
+            kernel = make_hed_hamming_kernel(self.space, self.make_dictionary())
+            return fit_model(make_gp(train_X, train_Y, kernel))
         return fit_model(make_hed_model(train_X, train_Y, self.space, self.make_dictionary()))

@@ -233,21 +233,27 @@ def test_shift_robust_options_solve_a_planted_problem(options):
         bodi.BODi(problem.space, dictionary_reference="corner")
 
 
-@pytest.mark.parametrize("make_problem", [lambda: planted_binary(16, seed=4),
-                                          lambda: planted_mixed(seed=2)])
-def test_the_hamming_kernel_solves_a_planted_problem_and_is_recorded(make_problem, tmp_path):
-    from bodi.hed.kernel import HammingDistanceKernel
+@pytest.mark.parametrize(("kernel", "make_problem"), [
+    ("hamming", lambda: planted_binary(16, seed=4)),
+    ("hamming", lambda: planted_mixed(seed=2)),
+    ("hed*hamming", lambda: planted_mixed(seed=2)),
+])
+def test_the_hamming_kernels_solve_a_planted_problem_and_are_recorded(kernel, make_problem,
+                                                                      tmp_path):
+    from bodi.hed.kernel import HammingDistanceKernel, HammingEmbeddingKernel
 
     problem = make_problem()
-    opt = bodi.BODi(problem.space, seed=0, n_init=8, kernel="hamming", num_restarts=4,
-                    raw_samples=256, storage=tmp_path / "study.db")
+    opt = bodi.BODi(problem.space, seed=0, n_init=8, kernel=kernel, num_restarts=4,
+                    raw_samples=256, dictionary_size=32, storage=tmp_path / "study.db")
     for _ in range(30):
         x = opt.ask()
         opt.tell(x, float(problem(x)))
-    assert any(isinstance(k, HammingDistanceKernel) for k in opt.model.covar_module.modules())
-    assert opt.settings()["kernel"] == "hamming"
+    kinds = {type(k) for k in opt.model.covar_module.modules()}
+    assert HammingDistanceKernel in kinds
+    assert (HammingEmbeddingKernel in kinds) == (kernel == "hed*hamming")
+    assert opt.settings()["kernel"] == kernel
     # a study resumes with its kernel; one stored before the option existed used HED
-    assert bodi.load_study(tmp_path / "study.db").settings()["kernel"] == "hamming"
+    assert bodi.load_study(tmp_path / "study.db").settings()["kernel"] == kernel
     assert bodi.BODi.legacy_settings["kernel"] == "hed"
     random_best = min(float(problem(x)) for x in problem.space.decode(
         problem.space.sample(30, generator=torch.Generator().manual_seed(0))))
