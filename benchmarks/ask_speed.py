@@ -21,8 +21,8 @@ import torch
 import bodi
 import bodi.seeding
 from bodi.acquisition import make_acquisition, optimize_acquisition
-from bodi.benchmarks import planted_binary
 from bodi.models.gp import fit_model, make_hed_model
+from bodi.problems import planted_binary
 
 warnings.filterwarnings("ignore")
 

@@ -150,7 +150,10 @@ def table(path: Path = RESULTS) -> str:
     for record in runs.values():
         for n, best in record["best"].items():
             rows.setdefault((record["problem"], n, record["implementation"]), []).append(best)
-    out = ["| problem | evaluations | authors' Bounce | bodi's bounce |", "|---|---|---|---|"]
+    from scipy.stats import ttest_ind
+
+    out = ["| problem | evaluations | authors' Bounce | bodi's bounce | Welch p (two-sided) |",
+           "|---|---|---|---|---|"]
     for problem, n in sorted({(p, n) for p, n, _ in rows}, key=lambda k: (k[0], int(k[1]))):
         cells = []
         for implementation in ("authors", "bodi"):
@@ -160,7 +163,12 @@ def table(path: Path = RESULTS) -> str:
                 continue
             se = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
             cells.append(f"{statistics.mean(values):.3f} ± {se:.3f} ({len(values)} seeds)")
-        out.append(f"| {problem} | {n} | {cells[0]} | {cells[1]} |")
+        a, b = (rows.get((problem, n, i), []) for i in ("authors", "bodi"))
+        p = "-"
+        if len(a) > 1 and len(b) > 1:
+            same = len(set(a) | set(b)) == 1
+            p = "equal" if same else f"{ttest_ind(a, b, equal_var=False).pvalue:.2g}"
+        out.append(f"| {problem} | {n} | {cells[0]} | {cells[1]} | {p} |")
     return "\n".join(out)
 
 

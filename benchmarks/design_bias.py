@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import torch
 
-from bodi.benchmarks import get_problem
 from bodi.initial_design import DESIGNS, initial_design
+from bodi.problems import get_problem
 
 
 def main(problems=("maxsat60", "labs50", "ackley53", "pest"), n=20, seeds=range(10)) -> None:

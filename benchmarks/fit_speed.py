@@ -9,9 +9,9 @@ training data of its model are then fitted (``bodi.models.gp.fit_model``, m = 12
 dictionary per fit) three times per dictionary, in the same process and on the same data:
 
 * ``one step``: bodi's code, the whole loss and its gradient in
-  :class:`bodi.models.gp._MaternGPLoss`;
-* ``covariance``: the training covariance from :class:`bodi.models.gp._Matern52Covariance`,
-  the Gaussian density from :class:`bodi.models.gp._GaussianLogDensity` and the priors
+  :class:`bodi.models.fit_loss.MaternGPLoss`;
+* ``covariance``: the training covariance from :class:`bodi.models.fit_loss.Matern52Covariance`,
+  the Gaussian density from :class:`bodi.models.fit_loss.GaussianLogDensity` and the priors
   through GPyTorch, joined by autograd (bodi's code before the one-step loss);
 * ``gpytorch``: as ``covariance``, but the covariance from GPyTorch's ``MaternKernel`` (the
   reference, ``kernel(X).to_dense()``).
@@ -34,8 +34,9 @@ from gpytorch.mlls import ExactMarginalLogLikelihood
 
 import bodi
 import bodi.models.gp as gp
-from bodi.benchmarks import planted_binary
+import bodi.models.single_task as single_task
 from bodi.hed.dictionaries import make_dictionary
+from bodi.problems import planted_binary
 
 
 def _final_loss(model) -> float:
@@ -60,7 +61,8 @@ def main() -> None:
     opt.tell(design, problem.evaluate(design).tolist())
     opt.ask()  # fits the model once: its training data are the fits' data
     X, Y = opt.model.train_inputs[0], opt.model.train_targets.unsqueeze(-1)
-    closed_form, plan = gp._dense_train_covariance, gp.HEDSingleTaskGP._matern_loss_plan
+    closed_form = single_task.dense_train_covariance
+    plan = single_task.FastSingleTaskGP._matern_loss_plan
     paths = {"one step": (closed_form, plan),
              "covariance": (closed_form, lambda model: None),
              "gpytorch": (lambda kernel, inputs: kernel(inputs).to_dense(), lambda model: None)}
@@ -70,15 +72,15 @@ def main() -> None:
         dictionary = make_dictionary("diverse", 128, opt.space.cardinalities, seed=seed)
         loss = {}
         for name, (covariance, loss_plan) in paths.items():
-            gp._dense_train_covariance = covariance  # the fit loss's training covariance
-            gp.HEDSingleTaskGP._matern_loss_plan = loss_plan  # None: not in one step
+            single_task.dense_train_covariance = covariance  # the fit loss's training covariance
+            single_task.FastSingleTaskGP._matern_loss_plan = loss_plan  # None: not in one step
             try:
                 start = time.perf_counter()
                 model = gp.fit_model(gp.make_hed_model(X, Y, opt.space, dictionary))
                 seconds[name].append(time.perf_counter() - start)
             finally:
-                gp._dense_train_covariance = closed_form
-                gp.HEDSingleTaskGP._matern_loss_plan = plan
+                single_task.dense_train_covariance = closed_form
+                single_task.FastSingleTaskGP._matern_loss_plan = plan
             loss[name] = _final_loss(model)
         for name in paths:
             differences[name].append(loss[name] - loss["gpytorch"])

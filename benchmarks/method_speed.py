@@ -18,9 +18,9 @@ import warnings
 import torch
 from ask_speed import timed_asks  # benchmarks/ is the script directory
 
-from bodi.benchmarks import get_problem
 from bodi.initial_design import initial_design
 from bodi.optimizers.registry import METHODS, make_optimizer
+from bodi.problems import get_problem
 
 warnings.filterwarnings("ignore")
 

@@ -24,11 +24,12 @@ from gpytorch.priors import GammaPrior
 from scipy.stats import spearmanr
 
 from bodi import Binary, SearchSpace
-from bodi.benchmarks import planted_binary
 from bodi.hed.dictionaries import make_dictionary
 from bodi.hed.kernel import HammingEmbeddingKernel
 from bodi.initial_design import initial_design
-from bodi.models.gp import HEDSingleTaskGP, fit_model, lengthscales, make_hed_model
+from bodi.models.gp import fit_model, lengthscales, make_hed_model
+from bodi.models.single_task import FastSingleTaskGP
+from bodi.problems import planted_binary
 
 warnings.filterwarnings("ignore")
 
@@ -51,7 +52,7 @@ def model(kind, X, Y, space, dictionary):
     covar = ScaleKernel(
         HammingEmbeddingKernel(dictionary, base), outputscale_prior=GammaPrior(2.0, 0.15)
     )
-    return HEDSingleTaskGP(X, Y, covar_module=covar, outcome_transform=Standardize(m=1))
+    return FastSingleTaskGP(X, Y, covar_module=covar, outcome_transform=Standardize(m=1))
 
 
 def scores(fitted, Xt, Yt):

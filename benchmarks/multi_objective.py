@@ -6,8 +6,8 @@ Usage:
 
 Every method (BODi with qLogNEHVI and the feature cost as a known objective, Optuna's NSGA-II
 and multi-objective TPE, random search) runs through one loop
-(:func:`bodi.experiments.multi_objective.run_multi_objective`) with the same seeds, budget and
-shared initial design of 20 points; runs are stored studies in
+(:func:`bodi.experiments.multi_objective_runner.run_multi_objective`) with the same seeds,
+budget and shared initial design of 20 points; runs are stored studies in
 ``data/multi_objective/studies.db``, so an interrupted run resumes with the same command and a
 later session adds seeds. The table (hypervolume above the reference point (1, 1) at 25, 50 and
 100 evaluations, mean ± standard error, paired test) is printed and the figure written to
@@ -19,14 +19,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bodi.benchmarks.multi_objective import MULTI_OBJECTIVE_PROBLEMS
-from bodi.experiments.multi_objective import (
+from bodi.experiments.multi_objective_runner import (
     hypervolume_curves,
     hypervolume_table,
     plot_hypervolume,
     run_multi_objective,
 )
 from bodi.experiments.runner import expand_seeds
+from bodi.problems.multi_objective import MULTI_OBJECTIVE_PROBLEMS
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -17,7 +17,7 @@ import torch
 from botorch.test_functions.synthetic import Labs
 
 import bodi
-from bodi.benchmarks import planted_binary, planted_categorical
+from bodi.problems import planted_binary, planted_categorical
 
 warnings.filterwarnings("ignore")
 

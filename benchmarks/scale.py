@@ -45,7 +45,7 @@ def run_cell(d: int, n: int, asks: int, device: str, dtype: str, threads: int,
     import torch
 
     import bodi
-    from bodi.benchmarks import ackley, planted_binary
+    from bodi.problems import ackley, planted_binary
 
     warnings.filterwarnings("ignore")
     torch.set_num_threads(threads)

@@ -4,6 +4,8 @@ Usage:
     python benchmarks/step_diagnosis.py steps --problem pest50-shifted --method bodi
     python benchmarks/step_diagnosis.py model --problem pest50-shifted --method bodi --seed 0 \\
         --after 70
+    python benchmarks/step_diagnosis.py rank --problem pest50-shifted --method bodi \\
+        --seeds 0,1 --afters 100,170
 
 ``steps``: for every evaluation after the initial design of a stored run (``data/yardstick``
 and ``data/ablation`` results databases), its Hamming distance to the incumbent of that
@@ -17,6 +19,16 @@ model with the true function at random points at Hamming distance ``r`` from the
 ``mean + 2 sd`` (what an optimistic acquisition chases), the true values (signed so that larger
 is better) and the correlation of mean and truth. It prints the trust region and the distance
 of the suggestion.
+
+``rank``: how well each of several GPs ranks the points near the incumbent, fitted on the first
+``N`` evaluations of stored runs (each of ``--afters``, each of ``--seeds``): at ``r = 1, 2, 4``
+flips from the incumbent, 80 random points, the Spearman correlation of the posterior mean
+with the truth and the gain of the mean's top 5 (their true mean above the mean of all 80, as
+a fraction of the best's). The models: ``hed`` (bodi's, ``m = 128`` ARD lengthscales),
+``hed-iso`` (the same embedding, one lengthscale), ``hamming`` (bodi's ``kernel="hamming"``:
+a Matérn of the exact Hamming distance, one lengthscale), ``bounce`` (Bounce's discrete
+kernel: the same distance with Bounce's Gamma priors and an outputscale), ``overlap``
+(CASMOPOLITAN's, one lengthscale per variable).
 """
 
 from __future__ import annotations
@@ -95,8 +107,8 @@ def steps(problem: str, method: str, n_init: int, sign: float, settings=None,
 
 def model(problem_name: str, method: str, seed: int, after: int) -> None:
     from bodi.acquisition.trust_region import TrustRegion
-    from bodi.benchmarks import get_problem
     from bodi.optimizers import make_optimizer
+    from bodi.problems import get_problem
     from bodi.trials import History
 
     problem = get_problem(problem_name)
@@ -128,19 +140,101 @@ def model(problem_name: str, method: str, seed: int, after: int) -> None:
               f"{true.mean():.3f} | {true.max():.3f} | {corr:.2f} |")
 
 
+RANK_MODELS = ("hed", "hed-iso", "hamming", "bounce", "overlap")
+
+
+def _rank_model(name: str, X: torch.Tensor, Y: torch.Tensor, space, seed: int):
+    """An unfitted GP of :data:`RANK_MODELS` on encoded ``X`` and larger-is-better ``Y``."""
+    from gpytorch.kernels import MaternKernel, ScaleKernel
+    from gpytorch.priors import GammaPrior
+
+    from bodi.hed.dictionaries import make_dictionary
+    from bodi.hed.kernel import HammingDistanceKernel, HammingEmbeddingKernel
+    from bodi.models.gp import make_gp, make_hamming_kernel, matern_with_dim_scaled_prior
+    from bodi.models.surrogates import make_surrogate
+
+    if name == "hed":
+        return make_surrogate("hed-diverse", X, Y, space, seed=seed)
+    if name == "hed-iso":
+        dictionary = make_dictionary("diverse", 128, space.cardinalities, seed=seed)
+        base = matern_with_dim_scaled_prior(None, 128)
+        return make_gp(X, Y, HammingEmbeddingKernel(dictionary, base))
+    if name == "hamming":
+        return make_gp(X, Y, make_hamming_kernel(space))
+    if name == "bounce":
+        base = MaternKernel(nu=2.5, lengthscale_prior=GammaPrior(1.5, 0.1))
+        kernel = HammingDistanceKernel(space.cardinalities, base)
+        return make_gp(X, Y, ScaleKernel(kernel, outputscale_prior=GammaPrior(1.5, 0.5)))
+    return make_surrogate("overlap", X, Y, space, seed=seed)
+
+
+def rank(problem_name: str, method: str, seeds: list[int], afters: list[int],
+         models: list[str]) -> None:
+    from scipy.stats import spearmanr
+
+    from bodi.acquisition.trust_region import TrustRegion
+    from bodi.device import DTYPE
+    from bodi.models.gp import fit_model
+    from bodi.problems import get_problem
+
+    problem = get_problem(problem_name)
+    if problem.space.ordinal_dims:
+        raise SystemExit("rank compares models of binary/categorical spaces only")
+    sign = 1.0 if problem.direction == "maximize" else -1.0
+    runs = _runs(problem_name, method)
+    scores: dict[str, list[list[float]]] = {name: [] for name in models}
+    for seed in seeds:
+        for after in afters:
+            run = runs.get(seed, [])[:after]
+            if len(run) < after:
+                raise SystemExit(f"seed {seed}: the stored run has {len(run)} evaluations")
+            space = problem.space
+            X = space.encode([params for params, _ in run])
+            Y = torch.tensor([sign * value for _, value in run], dtype=DTYPE).unsqueeze(-1)
+            incumbent = X[Y.squeeze(-1).argmax()]
+            g = torch.Generator().manual_seed(seed)
+            tests = []
+            for r in (1, 2, 4):
+                S = TrustRegion(space, incumbent, r, 1.0).sample(600, g)
+                S = S[(incumbent != S).sum(-1) == r][:80]
+                true = torch.tensor([sign * problem(c) for c in space.decode(S)], dtype=DTYPE)
+                tests.append((S, true))
+            for name in models:
+                torch.manual_seed(seed)
+                model = fit_model(_rank_model(name, X, Y, space, seed))
+                row = []
+                for S, true in tests:
+                    with torch.no_grad():
+                        mean = model.posterior(S).mean.squeeze(-1)
+                    top = true[mean.argsort(descending=True)[:5]].mean()
+                    row += [spearmanr(mean.numpy(), true.numpy()).statistic,
+                            float((top - true.mean()) / (true.max() - true.mean()))]
+                scores[name].append(row)
+    print(f"{problem_name}, runs of {method}, seeds {seeds}, after {afters} evaluations")
+    print("| model | r=1 Spearman | r=1 top-5 gain | r=2 Spearman | r=2 top-5 gain | "
+          "r=4 Spearman | r=4 top-5 gain |")
+    print("|---|---|---|---|---|---|---|")
+    for name, rows in scores.items():
+        means = torch.tensor(rows).mean(0).tolist()
+        print(f"| {name} | " + " | ".join(f"{v:.2f}" for v in means) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["steps", "model"])
+    parser.add_argument("what", choices=["steps", "model", "rank"])
     parser.add_argument("--problem", required=True)
     parser.add_argument("--method", default="bodi")
     parser.add_argument("--n-init", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--after", type=int, default=100)
+    parser.add_argument("--seeds", default="0,1,2", help="rank: the stored runs' seeds")
+    parser.add_argument("--afters", default="100,170", help="rank: the numbers of evaluations")
+    parser.add_argument("--models", default=",".join(RANK_MODELS), help="rank: the GPs")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     if args.what == "steps":
-        from bodi.benchmarks import get_problem
         from bodi.optimizers import make_optimizer
+        from bodi.problems import get_problem
 
         problem = get_problem(args.problem)
         sign = 1.0 if problem.direction == "maximize" else -1.0
@@ -149,8 +243,11 @@ def main() -> None:
         steps(args.problem, args.method, args.n_init, sign,
               getattr(optimizer, "trust_region_settings", None),
               len(problem.space.discrete_dims))
-    else:
+    elif args.what == "model":
         model(args.problem, args.method, args.seed, args.after)
+    else:
+        rank(args.problem, args.method, [int(s) for s in args.seeds.split(",")],
+             [int(a) for a in args.afters.split(",")], args.models.split(","))
 
 
 if __name__ == "__main__":

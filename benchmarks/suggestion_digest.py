@@ -21,8 +21,8 @@ from pathlib import Path
 import torch
 
 import bodi
-from bodi.benchmarks import get_problem
 from bodi.optimizers.registry import make_optimizer
+from bodi.problems import get_problem
 
 warnings.filterwarnings("ignore")
 

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import torch
 
-from bodi.benchmarks import planted_binary, planted_categorical, planted_mixed
 from bodi.directions import DIRECTIONS
 from bodi.extras import MissingExtraError, available, require
 from bodi.initial_design import DESIGNS
 from bodi.minimize import minimize
 from bodi.objective import load_objective
 from bodi.optimizers.registry import split_methods
+from bodi.problems import planted_binary, planted_categorical, planted_mixed
 
 DEMO_PROBLEMS = {
     "binary": lambda seed: planted_binary(30, seed=seed),

@@ -72,14 +72,14 @@ def export_to_optuna(optimizer: Optimizer, storage: str, study_name: str | None 
     """Write the study into an Optuna storage (an RDB URL such as ``sqlite:///optuna.db``), so
     that Optuna's tools (optuna-dashboard, ``optuna.visualization``) show it. Each trial becomes
     an Optuna trial with the distributions of the bodi parameters
-    (:func:`bodi.adapters.optuna.make_distributions`); complete trials keep their values,
+    (:func:`bodi.integrations.spaces.optuna.make_distributions`); complete trials keep their values,
     failed ones are FAIL, pending ones WAITING; constraints and user attributes go into the
     user attributes.
     Returns the Optuna study's name (``study_name``, default the bodi study's)."""
     optuna = require("optuna", "the export to Optuna", "optuna")
     from optuna.trial import TrialState, create_trial
 
-    from bodi.adapters.optuna import make_distributions, to_optuna_params
+    from bodi.integrations.spaces.optuna import make_distributions, to_optuna_params
 
     distributions = make_distributions(optimizer.space)
     name = study_name or optimizer.study_name

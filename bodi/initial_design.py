@@ -4,7 +4,7 @@ Two kinds (:data:`DESIGNS`):
 
 - ``"uniform"`` (the default): binary and categorical parameters uniform. It is shift-invariant:
   moving the optimum (``x -> x XOR mask``, category ``i -> (i + s) mod k``; see
-  :mod:`bodi.benchmarks.shifted`) leaves the design's distribution unchanged, so no problem
+  :mod:`bodi.problems.shifted`) leaves the design's distribution unchanged, so no problem
   starts closer to its optimum because the optimum is a special point.
 - ``"sparsity"``: the paper authors' design; per point a random number ``k in 1 .. d_b - 1`` of
   ones at random positions, so it covers all sparsity levels. It puts many points near
@@ -23,8 +23,9 @@ import torch
 from torch import Tensor
 from torch.quasirandom import SobolEngine
 
+from bodi.novelty import row_keys
 from bodi.seeding import as_generator, derive_seed
-from bodi.space import DTYPE, SearchSpace, row_keys
+from bodi.space import DTYPE, SearchSpace
 
 #: the kinds of initial design (see the module's docstring)
 DESIGNS = ("uniform", "sparsity")

@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from concurrent.futures import (
-    FIRST_COMPLETED,
-    Executor,
-    Future,
-)
-from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass
 from typing import Any
 
 from bodi.checks import check_integer
 from bodi.diagnostics import logger
-from bodi.objective import call_pickled, pickled_by_value
+from bodi.executors import EvaluationPool
 from bodi.optimizers.base import Optimizer
 from bodi.optimizers.bo import BODi
 from bodi.progress import ProgressBars
@@ -171,7 +164,7 @@ def minimize(
         if n_workers == 1 and executor is None and timeout is None:
             loop.run_sequential(func, batch_size)
         else:
-            with _Pool(executor, n_workers) as pool:
+            with EvaluationPool(executor, n_workers) as pool:
                 loop.run_parallel(func, pool, n_workers, timeout)
     optimizer.refresh()
     gathered = optimizer.numerical_warnings - warnings_before
@@ -242,7 +235,7 @@ class _Loop:
             for params in batch:
                 self.record(params, lambda p=params: func(dict(p)))
 
-    def run_parallel(self, func: Objective, pool: _Pool, n_workers: int,
+    def run_parallel(self, func: Objective, pool: EvaluationPool, n_workers: int,
                      timeout: float | None) -> None:
         running: dict[Any, tuple[dict[str, Value], float]] = {}
         retries: dict[str, int] = {}
@@ -325,171 +318,3 @@ def _tell(optimizer: Optimizer, params: dict[str, Value], outcome: Callable[[], 
 class InvalidObjectiveValueError(ValueError):
     """The objective returned something that is no objective value at all (a bug of the
     objective, not a failed evaluation): the run stops at once."""
-
-
-class _ThreadPerEvaluation(Executor):
-    """Each evaluation in its own daemon thread. A pool would queue the next evaluation behind
-    one that timed out (a thread cannot be stopped); here it starts at once, and the loop keeps
-    at most ``n_workers`` evaluations that still count."""
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
-        future: Future = Future()
-
-        def run() -> None:
-            if not future.set_running_or_notify_cancel():
-                return
-            try:
-                future.set_result(fn(*args, **kwargs))
-            except BaseException as err:  # delivered to the loop through the future
-                future.set_exception(err)
-
-        threading.Thread(target=run, daemon=True, name="bodi-evaluation").start()
-        return future
-
-
-class EvaluationProcessDiedError(RuntimeError):
-    """The process evaluating a configuration ended without a result (killed, crashed)."""
-
-
-def _evaluate_in_child(connection: Any, fn: Callable[..., Any], args: tuple) -> None:
-    try:
-        result: tuple[bool, Any] = (True, fn(*args))
-    except BaseException as err:  # delivered to the parent
-        result = (False, err)
-    try:
-        connection.send(result)
-    except Exception as err:  # an unpicklable result or exception
-        connection.send((False, RuntimeError(f"{type(err).__name__}: {err}")))
-    connection.close()
-
-
-class _ProcessPerEvaluation(Executor):
-    """Each evaluation in its own child process: a configuration that kills or crashes its
-    process (``os._exit``, a segfault, the OOM killer) is a failed trial, and a timed-out
-    evaluation is terminated. The child is forked, so ``func`` need not be picklable on Linux
-    (results and exceptions must be)."""
-
-    def __init__(self) -> None:
-        import multiprocessing
-
-        methods = multiprocessing.get_all_start_methods()
-        self._context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-        self._processes: dict[Future, Any] = {}
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
-        future: Future = Future()
-        future.set_running_or_notify_cancel()
-        receive, send = self._context.Pipe(duplex=False)
-        process = self._context.Process(target=_evaluate_in_child, args=(send, fn, args),
-                                        daemon=True)
-        process.start()
-        send.close()
-        self._processes[future] = process
-
-        def watch() -> None:
-            try:
-                ok, result = receive.recv()
-            except (EOFError, OSError):
-                process.join()
-                code = process.exitcode
-                reason = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-                if not future.done():
-                    future.set_exception(EvaluationProcessDiedError(
-                        f"the evaluation's process died ({reason}) without a result"))
-                return
-            finally:
-                receive.close()
-            process.join()
-            if not future.done():
-                future.set_result(result) if ok else future.set_exception(result)
-
-        threading.Thread(target=watch, daemon=True, name="bodi-evaluation-watch").start()
-        return future
-
-    def cancel(self, future: Future) -> None:
-        process = self._processes.pop(future, None)
-        if process is not None and process.is_alive():
-            process.kill()
-
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        for future in list(self._processes):
-            if not future.done():
-                self.cancel(future)
-
-
-class _Pool:
-    """Threads, process pools and Dask clients behind ``submit`` and ``wait_first``."""
-
-    def __init__(self, executor: Any, n_workers: int):
-        self._owned = None
-        self._dask = False
-        self._shipped: dict[Any, bytes] = {}
-        if executor is None or executor == "thread":
-            self.executor = _ThreadPerEvaluation()
-        elif executor == "process":
-            self._owned = self.executor = _ProcessPerEvaluation()
-        elif isinstance(executor, Executor):
-            self.executor = executor
-        elif type(executor).__module__.startswith("distributed") and hasattr(executor, "submit"):
-            self.executor, self._dask = executor, True
-        else:
-            raise ValueError(
-                "executor must be None, 'thread', 'process', a concurrent.futures.Executor "
-                f"or a dask.distributed.Client, got {executor!r}"
-            )
-
-    def __enter__(self) -> _Pool:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._owned is not None:
-            self._owned.shutdown(wait=False, cancel_futures=True)
-
-    def submit(self, func: Objective, params: dict[str, Value]) -> Any:
-        if self._dask:
-            if func not in self._shipped:  # the workers cannot import the user's own modules
-                self._shipped[func] = pickled_by_value(func)
-            return self.executor.submit(call_pickled, self._shipped[func], params, pure=False)
-        return self.executor.submit(func, params)
-
-    def lost(self, future: Any) -> BaseException | None:
-        """The error of a finished ``future`` when the evaluation itself did not run to its
-        end for a reason outside the objective (a Dask worker lost, the scheduler gone, the
-        task cancelled by the cluster); ``None`` otherwise. Such an evaluation is run again,
-        never recorded as a failed trial."""
-        if not self._dask:
-            return None
-        from distributed import KilledWorker
-        from distributed.comm.core import CommClosedError
-
-        if future.status == "cancelled":
-            return RuntimeError("the Dask cluster cancelled the evaluation")
-        if future.status != "error":
-            return None
-        try:
-            error = future.exception(timeout=10)
-        except Exception as err:  # the scheduler is gone: the error cannot be fetched
-            return err
-        if isinstance(error, KilledWorker | CommClosedError | OSError):
-            return error
-        if isinstance(error, RuntimeError) and "deserializ" in str(error):
-            return error  # the worker could not load the task (e.g. a package missing there)
-        return None
-
-    def cancel(self, future: Any) -> None:
-        """Stop waiting for ``future`` (and end its process where there is one)."""
-        if isinstance(self.executor, _ProcessPerEvaluation):
-            self.executor.cancel(future)
-        else:
-            future.cancel()
-
-    def wait_first(self, futures: list[Any], timeout: float | None) -> list[Any]:
-        if self._dask:
-            from distributed import wait
-
-            try:
-                return list(wait(futures, timeout=timeout, return_when="FIRST_COMPLETED").done)
-            except TimeoutError:
-                return []
-        done, _ = futures_wait(futures, timeout=timeout, return_when=FIRST_COMPLETED)
-        return [f for f in futures if f in done]  # in submission order

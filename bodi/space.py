@@ -17,11 +17,13 @@ Integer        ``(value - low) / (high - low)`` in         ``int``
 
 Binary and categorical columns are the *discrete* (Hamming) coordinates embedded by the HED
 kernel; continuous and integer columns are the *ordinal* coordinates modelled by a Matérn kernel.
+
+The identity of a configuration (its row key) is in :mod:`bodi.novelty`, the moves to its
+neighbours in :mod:`bodi.neighbours`.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import numbers
@@ -262,36 +264,6 @@ class Integer:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "type": "integer", "low": self.low, "high": self.high}
-
-
-@functools.lru_cache(maxsize=64)
-def _hash_weights(dim: int) -> Tensor:
-    g = torch.Generator().manual_seed(0x5EED)
-    return torch.randint(-(2**62), 2**62, (dim,), generator=g, dtype=torch.long) | 1
-
-
-def row_keys(space: SearchSpace, X: Tensor) -> Tensor:
-    """An exact-integer hash per row of encoded points (``... x dim`` -> ``...`` int64).
-
-    Discrete columns are mapped to their value indices, continuous columns to the bits of their
-    ``float64`` value (so only exactly equal values match; use canonical rows, see
-    :meth:`SearchSpace.canonicalize`). The columns are combined with fixed random 64-bit weights
-    (wrapping integer arithmetic is exact), so equal rows always get equal keys and distinct rows
-    collide with probability about ``2^-64``.
-    """
-    X = X.to(DTYPE)
-    scale = torch.where(space._integer_steps > 0, space._integer_steps, 1.0)
-    codes = (X * scale).round().long()
-    continuous = space.continuous_dims
-    if continuous:
-        bits = (X[..., continuous] + 0.0).contiguous().view(torch.int64)  # -0.0 -> 0.0
-        codes[..., continuous] = bits
-    return (codes * _hash_weights(space.dim)).sum(-1)
-
-
-def count_distinct(space: SearchSpace, X: Tensor) -> int:
-    """Number of distinct rows of encoded points ``X``."""
-    return len(set(row_keys(space, X).tolist()))
 
 
 Parameter = Binary | Categorical | Continuous | Integer
@@ -618,118 +590,3 @@ class SearchSpace:
         except (json.JSONDecodeError, RecursionError) as err:
             raise ValueError(f"search space file is not valid JSON: {err}") from err
         return cls.from_dict(data)
-
-
-class SearchSpaceExhaustedError(RuntimeError):
-    """Every configuration of a finite search space has been evaluated or is pending."""
-
-
-class NeighbourMoves:
-    """The single-parameter moves of a discrete space, as index tensors.
-
-    For ``K`` moves: ``column[k]`` is the changed column; the new value is
-    ``(x + shift[k]) mod modulus[k]`` for binary/categorical columns (``modulus > 0``) and
-    ``clamp(x + shift[k], 0, 1)`` for integer columns (``modulus == 0``, shift = +-1 grid step).
-    """
-
-    def __init__(self, space: SearchSpace):
-        columns, shifts, moduli = [], [], []
-        for i, p in enumerate(space.parameters):
-            if p.kind in ("binary", "categorical"):
-                for s in range(1, p.cardinality):
-                    columns.append(i)
-                    shifts.append(float(s))
-                    moduli.append(float(p.cardinality))
-            elif p.kind == "integer":
-                step = 1.0 / (p.high - p.low)
-                columns += [i, i]
-                shifts += [step, -step]
-                moduli += [0.0, 0.0]
-        self.column = torch.tensor(columns, dtype=torch.long)
-        self.shift = torch.tensor(shifts, dtype=DTYPE)
-        self.modulus = torch.tensor(moduli, dtype=DTYPE)
-
-    def __len__(self) -> int:
-        return len(self.column)
-
-    def moved_values(self, X: Tensor) -> tuple[Tensor, Tensor]:
-        """The ``b x K`` current and new values of the moved column of every neighbour."""
-        current = X[:, self.column]  # b x K
-        return current, self._moved(current, self.shift, self.modulus)
-
-    @staticmethod
-    def _moved(current: Tensor, shift: Tensor, modulus: Tensor) -> Tensor:
-        """New values: ``(x + shift) mod modulus``, or ``clamp(x + shift, 0, 1)`` where the
-        modulus is 0 (integer columns)."""
-        cyclic = torch.remainder(current + shift, modulus.clamp(min=1.0))
-        stepped = (current + shift).clamp(0.0, 1.0)
-        return torch.where(modulus > 0, cyclic, stepped)
-
-    def apply(self, X: Tensor) -> Tensor:
-        """``b x dim`` points -> ``b x K x dim`` neighbours (integer moves at a bound: no-ops)."""
-        b, K = X.shape[0], len(self)
-        _, new = self.moved_values(X)
-        neighbours = X.unsqueeze(1).expand(b, K, X.shape[-1]).clone()
-        index = self.column.view(1, K, 1).expand(b, K, 1)
-        return neighbours.scatter_(2, index, new.unsqueeze(-1))
-
-    def apply_at(self, X: Tensor, move: Tensor, parent: Tensor | None = None) -> Tensor:
-        """The ``c`` neighbours of rows ``parent`` (``c`` indices, default: every row) of
-        ``X`` (``b x dim``) by the moves ``move`` (``c`` indices into the ``K`` moves), as a
-        ``c x dim`` tensor, without building the other neighbours (``O(c dim)``, where
-        :meth:`apply` costs ``O(b K dim)``)."""
-        neighbours = X.clone() if parent is None else X[parent]
-        rows, column = torch.arange(len(neighbours)), self.column[move]
-        neighbours[rows, column] = self._moved(neighbours[rows, column], self.shift[move],
-                                               self.modulus[move]).to(X)
-        return neighbours
-
-    def keys(self, space: SearchSpace, X: Tensor, keys: Tensor) -> Tensor:
-        """``b x K`` :func:`row_keys` of the neighbours of ``X`` (``b x dim``, keys ``b``),
-        in ``O(b K)`` instead of ``O(b K dim)``: a move changes one column's code, so a
-        neighbour's key is ``key + weight * (new code - old code)`` (exact in wrapping int64)."""
-        current, new = self.moved_values(X.to(DTYPE))
-        scale = torch.where(space._integer_steps > 0, space._integer_steps, 1.0)[self.column]
-        delta = (new * scale).round().long() - (current * scale).round().long()
-        return keys.unsqueeze(-1) + delta * _hash_weights(space.dim)[self.column]
-
-
-def nearby_new_point(
-    space: SearchSpace, x: Tensor, taken: set[int], generator: torch.Generator
-) -> Tensor:
-    """A canonical configuration near canonical ``x`` whose :func:`row_keys` key is not in
-    ``taken``.
-
-    Tried in this order: the :class:`NeighbourMoves` of ``x`` (one discrete or integer parameter
-    changed) in random order, ``x`` with its continuous parameters jittered at growing scales,
-    then random samples. In a constrained space only feasible points qualify, and ``x`` repaired
-    onto the linear constraints (:meth:`SearchSpace.repair`) and its neighbours are tried first.
-    Raises :class:`SearchSpaceExhaustedError` if none is new.
-    """
-
-    def first_new(rows: Tensor) -> Tensor | None:
-        if space.constraints:
-            rows = rows[space.feasible(rows)]
-        fresh = [i for i, key in enumerate(row_keys(space, rows).tolist()) if key not in taken]
-        return rows[fresh[0]] if fresh else None
-
-    moves = NeighbourMoves(space)
-    if space.constraints:
-        x = space.canonicalize(space.repair(x.unsqueeze(0), generator))[0]
-        if (found := first_new(x.unsqueeze(0))) is not None:
-            return found
-    if len(moves):  # neighbours of a canonical row are canonical once rounded onto the grids
-        order = torch.randperm(len(moves), generator=generator)
-        if (found := first_new(space.round(moves.apply(x.unsqueeze(0))[0, order]))) is not None:
-            return found
-    continuous = space.continuous_dims
-    for scale in (1e-4, 1e-3, 1e-2, 1e-1, 1.0) if continuous else ():
-        rows = x.repeat(10, 1)
-        noise = torch.randn(10, len(continuous), generator=generator, dtype=DTYPE)
-        rows[:, continuous] = (rows[:, continuous] + scale * noise).clamp(0.0, 1.0)
-        if (found := first_new(space.canonicalize(rows))) is not None:
-            return found
-    found = first_new(space.canonicalize(space.sample(1000, generator=generator)))
-    if found is None:
-        raise SearchSpaceExhaustedError("no configuration left that was not proposed before")
-    return found

@@ -20,15 +20,10 @@ from bodi import (
 from bodi.acquisition.local_search import local_search
 from bodi.acquisition.trust_region import TrustRegion
 from bodi.initial_design import initial_design
+from bodi.neighbours import nearby_new_point
+from bodi.novelty import SearchSpaceExhaustedError
 from bodi.optimizers.registry import make_optimizer
-from bodi.space import (
-    Binary,
-    Categorical,
-    Continuous,
-    Integer,
-    SearchSpaceExhaustedError,
-    nearby_new_point,
-)
+from bodi.space import Binary, Categorical, Continuous, Integer
 
 SMALL = {"dictionary_size": 16, "num_restarts": 4, "raw_samples": 128}
 FEATURES = [f"f{i}" for i in range(20)]

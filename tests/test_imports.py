@@ -68,3 +68,39 @@ def test_no_import_circle_in_bodi():
 
 def test_the_check_finds_a_circle():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+#: the package's layers, lowest first: a module imports only from its own layer or lower ones
+#: (a prefix names a module or a package; the longest matching prefix places a module)
+LAYERS = [
+    ["bodi.device", "bodi.checks", "bodi.seeding", "bodi.directions", "bodi.diagnostics",
+     "bodi.extras"],
+    ["bodi.constraints", "bodi.space", "bodi.novelty", "bodi.neighbours", "bodi.initial_design",
+     "bodi.pareto", "bodi.hed", "bodi.integrations.spaces"],
+    ["bodi.models", "bodi.acquisition"],
+    ["bodi.trials", "bodi.storage", "bodi.workers", "bodi.study", "bodi.objective",
+     "bodi.progress", "bodi.export"],
+    ["bodi.optimizers", "bodi.baselines"],
+    ["bodi.executors", "bodi.minimize", "bodi.problems", "bodi.integrations",
+     "bodi.experiments", "bodi.plots"],
+    ["bodi.cli", "bodi.__main__", "bodi"],
+]
+
+
+def _layer(module: str) -> int | None:
+    matches = [(len(prefix), i) for i, layer in enumerate(LAYERS) for prefix in layer
+               if module == prefix or module.startswith(prefix + ".")]
+    return max(matches)[1] if matches else None
+
+
+def test_no_lower_layer_imports_a_higher_one():
+    modules = _modules()
+    assert all(_layer(name) is not None for name in modules), [
+        name for name in modules if _layer(name) is None]
+    upward = [f"{name} -> {dep}" for name, path in sorted(modules.items())
+              for dep in sorted(_imports(name, path, modules)) if _layer(dep) > _layer(name)]
+    assert not upward, upward
+    # the acquisition search knows kernels only through a protocol (bodi.neighbours)
+    acquisition = {dep for name, path in modules.items() if name.startswith("bodi.acquisition")
+                   for dep in _imports(name, path, modules)}
+    assert not {dep for dep in acquisition if dep.startswith(("bodi.hed", "bodi.models"))}

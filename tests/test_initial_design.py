@@ -7,10 +7,10 @@ import pytest
 import torch
 
 import bodi
-from bodi.benchmarks import get_problem
-from bodi.benchmarks.shifted import Shift
 from bodi.experiments.runner import run_benchmark
 from bodi.initial_design import DESIGNS, initial_design
+from bodi.problems import get_problem
+from bodi.problems.shifted import Shift
 from bodi.space import Binary, Categorical, Continuous, SearchSpace
 
 SPACE = SearchSpace([Binary(f"b{i}") for i in range(30)] + [Continuous("u", 0, 1)])
@@ -97,7 +97,7 @@ def test_a_results_database_from_before_the_design_column_reads_as_sparsity(tmp_
                    "INTEGER NOT NULL, n_init INTEGER NOT NULL, PRIMARY KEY (problem, method, "
                    "seed))")
         db.execute("INSERT INTO tasks VALUES ('p', 'random', 0, 'minimize', NULL, 5, 2)")
-    from bodi.experiments.storage import ResultsStore
+    from bodi.experiments.results import ResultsStore
 
     store = ResultsStore(out)
     assert store.tasks()[0]["design"] == "sparsity"

@@ -5,9 +5,9 @@ import pytest
 
 import bodi
 import bodi.study
-from bodi.adapters.codecs import BinaryCodec
 from bodi.experiments import runner
 from bodi.integrations._common import propose
+from bodi.integrations.spaces.codecs import BinaryCodec
 
 
 @pytest.fixture

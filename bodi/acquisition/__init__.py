@@ -1,7 +1,8 @@
 """Acquisition functions and their optimization over mixed discrete/continuous spaces."""
 
 from bodi.acquisition.factory import ACQUISITIONS, make_acquisition
-from bodi.acquisition.optimize import AvoidPoints, SearchSpaceExhaustedError, optimize_acquisition
+from bodi.acquisition.optimize import AvoidPoints, optimize_acquisition
+from bodi.novelty import SearchSpaceExhaustedError
 
 __all__ = [
     "ACQUISITIONS",

@@ -23,18 +23,13 @@ from botorch.generation import gen as botorch_gen
 from torch import Tensor
 
 from bodi.acquisition.trust_region import TrustRegion
-from bodi.hed.kernel import HammingEmbeddingKernel, embedding_hint
-from bodi.space import (
-    DTYPE,
-    NeighbourMoves,
-    SearchSpace,
-    SearchSpaceExhaustedError,
-    row_keys,
-)
+from bodi.neighbours import NeighbourEmbedding, NeighbourMoves, embedding_hint
+from bodi.novelty import SearchSpaceExhaustedError, row_keys
+from bodi.space import DTYPE, SearchSpace
 
 NUM_SPRAY_CENTERS = 5  # spray starts: neighbours of this many best points
 
-__all__ = ["NUM_SPRAY_CENTERS", "NeighbourMoves", "SearchSpaceExhaustedError", "local_search"]
+__all__ = ["NUM_SPRAY_CENTERS", "local_search"]
 
 
 def local_search(
@@ -80,10 +75,10 @@ def local_search(
     moves = NeighbourMoves(space)
     avoid_keys = row_keys(space, avoid) if len(avoid) else None
 
-    kernels = [k for k in acq_function.modules() if isinstance(k, HammingEmbeddingKernel)]
+    kernels = [k for k in acq_function.modules() if isinstance(k, NeighbourEmbedding)]
 
     def score(X: Tensor, keys: Tensor | None = None, inside: Tensor | None = None,
-              hints: dict[HammingEmbeddingKernel, Tensor] | None = None) -> Tensor:
+              hints: dict[NeighbourEmbedding, Tensor] | None = None) -> Tensor:
         """Acquisition values of ``N x dim`` points, ``-inf`` where not allowed (evaluated,
         outside the region, infeasible); only the allowed points are scored, which at a
         trust region's boundary are a few of the ``d`` neighbours. What is already known of
@@ -134,7 +129,7 @@ def local_search(
             )
         return values, keys
 
-    def neighbour_hints(parents: Tensor) -> dict[HammingEmbeddingKernel, Tensor]:
+    def neighbour_hints(parents: Tensor) -> dict[NeighbourEmbedding, Tensor]:
         """The HED embeddings (``a x K x m`` per kernel) of the neighbours of ``parents``."""
         if not kernels:
             return {}

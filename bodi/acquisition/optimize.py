@@ -18,17 +18,43 @@ from botorch.acquisition import AcquisitionFunction
 from botorch.optim.optimize_mixed import optimize_acqf_mixed_alternating
 from torch import Tensor
 
-from bodi.acquisition.local_search import (
-    NUM_SPRAY_CENTERS,
-    SearchSpaceExhaustedError,
-    local_search,
-)
+from bodi.acquisition.local_search import NUM_SPRAY_CENTERS, local_search
 from bodi.acquisition.trust_region import TrustRegion
-from bodi.space import SearchSpace, count_distinct, row_keys
+from bodi.novelty import SearchSpaceExhaustedError, count_distinct, row_keys
+from bodi.space import SearchSpace
+
+#: the acquisition optimizers: ``"auto"`` resolves to one of the other two
+ACQUISITION_OPTIMIZERS = ("auto", "local", "botorch")
+
+
+def check_acquisition_optimizer(method: str, *, trust_region: bool = False,
+                                constrained: bool = False) -> None:
+    """The one rule of which acquisition optimizer works with what: BoTorch's optimizer knows
+    neither a trust region nor input constraints."""
+    if method not in ACQUISITION_OPTIMIZERS:
+        raise ValueError(f"unknown acquisition_optimizer {method!r}; choose one of "
+                         f"{list(ACQUISITION_OPTIMIZERS)}")
+    if method == "botorch" and trust_region:
+        raise ValueError("a trust region needs acquisition_optimizer 'auto' or 'local'")
+    if method == "botorch" and constrained:
+        raise ValueError("a constrained search space needs acquisition_optimizer 'auto' or "
+                         "'local'")
+
+
+def resolve_acquisition_optimizer(method: str, space: SearchSpace,
+                                  trust_region: bool = False) -> str:
+    """``"local"`` or ``"botorch"`` for ``method`` on ``space`` (checked): ``"auto"`` is the
+    local search in fully discrete spaces, with a trust region or with constraints."""
+    check_acquisition_optimizer(method, trust_region=trust_region,
+                                constrained=bool(space.constraints))
+    if method == "auto":
+        local = space.is_discrete or trust_region or bool(space.constraints)
+        return "local" if local else "botorch"
+    return method
 
 
 def _matches(space: SearchSpace, X: Tensor, avoid_keys: Tensor) -> Tensor:
-    """``... x q x dim`` against the :func:`bodi.space.row_keys` of the avoided rows: mask
+    """``... x q x dim`` against the :func:`bodi.novelty.row_keys` of the avoided rows: mask
     ``...`` of batches with any row among them (memory ``O(... q + k)``, not
     ``O(... q k dim)``)."""
     if avoid_keys.numel() == 0:
@@ -153,15 +179,7 @@ def optimize_acquisition(
                 f"only {left} of the {int(space.cardinality)} configurations are left; "
                 f"cannot propose {q} new point(s)"
             )
-    if method == "auto":
-        local = space.is_discrete or region is not None or bool(space.constraints)
-        method = "local" if local else "botorch"
-    if method not in ("local", "botorch"):
-        raise ValueError(f"unknown acquisition optimizer {method!r} (use 'local' or 'botorch')")
-    if method == "botorch" and region is not None:
-        raise ValueError("a trust region needs the 'local' acquisition optimizer")
-    if method == "botorch" and space.constraints:
-        raise ValueError("a constrained search space needs the 'local' acquisition optimizer")
+    method = resolve_acquisition_optimizer(method, space, trust_region=region is not None)
     centres = incumbents if incumbents is not None else torch.empty(0, dim, dtype=torch.float64)
     if method == "local":
         return _optimize_local(

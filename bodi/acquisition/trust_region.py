@@ -33,7 +33,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from bodi.space import DTYPE, NeighbourMoves, SearchSpace
+from bodi.neighbours import NeighbourMoves
+from bodi.space import DTYPE, SearchSpace
 
 #: the size rules of :class:`TrustRegionSettings`
 TRUST_REGION_SCHEDULES = ("tolerance", "geometric")

@@ -14,10 +14,11 @@ import torch
 from torch import Tensor
 
 from bodi.checks import check_integer, check_positive_number
+from bodi.novelty import SeenConfigurations
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.optimizers.random_search import sample_new_points
 from bodi.seeding import derive_seed
-from bodi.space import SearchSpace, row_keys
+from bodi.space import SearchSpace
 
 
 class SimulatedAnnealing(ModelBasedOptimizer):
@@ -96,15 +97,16 @@ class SimulatedAnnealing(ModelBasedOptimizer):
     def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
         current, _, _ = self.annealing_state()
         g = torch.Generator().manual_seed(derive_seed(self.seed, len(self.trials), 0x5A1))
-        seen = set(row_keys(self.space, taken).tolist())
+        seen = SeenConfigurations(self.space, taken)
         points = []
         for _ in range(q):
             x = self._neighbour(current, seen, g)
-            seen.add(int(row_keys(self.space, x.unsqueeze(0))[0]))
+            seen.add(x)
             points.append(x)
         return torch.stack(points)
 
-    def _neighbour(self, current: Tensor, seen: set[int], g: torch.Generator) -> Tensor:
+    def _neighbour(self, current: Tensor, seen: SeenConfigurations,
+                   g: torch.Generator) -> Tensor:
         space = self.space
         discrete, numeric = space.discrete_dims, space.ordinal_dims
         for _ in range(self.tolerance):
@@ -117,7 +119,7 @@ class SimulatedAnnealing(ModelBasedOptimizer):
                 noise = torch.randn(len(numeric), generator=g, dtype=x.dtype) * self.step
                 x[numeric] = (x[numeric] + noise).clamp(0.0, 1.0)
             x = space.round(x.unsqueeze(0))[0]
-            if not space.is_discrete or int(row_keys(space, x.unsqueeze(0))[0]) not in seen:
+            if not space.is_discrete or x not in seen:
                 return x
         taken = torch.cat([self.history.X, current.unsqueeze(0)])
         return sample_new_points(space, 1, taken)[0]

@@ -450,7 +450,7 @@ def _fit_gp(X: Tensor, y: Tensor, emb: Embedding):
     """Bounce's ``get_gp`` + ``fit_mll`` on ``[0, 1]`` target points and standardized values.
 
     The model is BoTorch's ``SingleTaskGP`` with Bounce's kernel, priors and likelihood, as the
-    subclass :class:`~bodi.models.gp.HEDSingleTaskGP`: the same marginal likelihood and
+    subclass :class:`~bodi.models.single_task.FastSingleTaskGP`: the same marginal likelihood and
     posterior, with the posterior of the ``b x 1 x dim`` candidates computed in one pass
     instead of ``b`` separate GPyTorch problems (docs/speed.md).
     """
@@ -461,8 +461,8 @@ def _fit_gp(X: Tensor, y: Tensor, emb: Embedding):
     from gpytorch.mlls import ExactMarginalLogLikelihood
     from gpytorch.priors import GammaPrior
 
-    from bodi.models.gp import HEDSingleTaskGP
     from bodi.models.kernels import MixtureKernel
+    from bodi.models.single_task import FastSingleTaskGP
 
     continuous = emb.kind_columns(CONTINUOUS)
     discrete = emb.kind_columns(BINARY, CATEGORICAL)
@@ -473,7 +473,7 @@ def _fit_gp(X: Tensor, y: Tensor, emb: Embedding):
                             lengthscale_prior=GammaPrior(1.5, 0.1))
     else:
         base = MixtureKernel(discrete, continuous, GammaPrior(1.5, 0.1), GammaPrior(1.5, 0.1))
-    model = HEDSingleTaskGP(
+    model = FastSingleTaskGP(
         X, y.unsqueeze(-1),
         covar_module=ScaleKernel(base, outputscale_prior=GammaPrior(1.5, 0.5)),
         likelihood=GaussianLikelihood(noise_prior=GammaPrior(1.1, 0.05)),

@@ -12,9 +12,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from bodi.adapters.codecs import from_index_values, index_values
 from bodi.checks import check_integer
 from bodi.extras import require
+from bodi.integrations.spaces.codecs import from_index_values, index_values
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.optimizers.random_search import sample_new_points
 from bodi.seeding import derive_seed

@@ -14,10 +14,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from bodi.adapters.codecs import from_index_values, index_values
-from bodi.adapters.nevergrad import make_parametrization
 from bodi.checks import check_integer
 from bodi.extras import require
+from bodi.integrations.spaces.codecs import from_index_values, index_values
+from bodi.integrations.spaces.nevergrad import make_parametrization
 from bodi.optimizers.base import Optimizer
 from bodi.seeding import derive_seed
 from bodi.space import DTYPE, SearchSpace
@@ -29,7 +29,8 @@ class NGOpt(Optimizer):
     NGOpt picks its algorithm from the budget, the dimension, the number of workers and the
     kinds of variables (for binary and categorical spaces a discrete (1+1) evolution strategy,
     e.g. ``DiscreteLenglerOnePlusOne``). It is used the way a Nevergrad user would: the
-    parametrization of :func:`bodi.adapters.nevergrad.make_parametrization`, seeded through its
+    parametrization of
+    :func:`bodi.integrations.spaces.nevergrad.make_parametrization`, seeded through its
     ``random_state``, ``NGOpt(parametrization, budget, num_workers)``, then ``ask``/``tell``. It
     starts from its own first points, not from the shared initial design.
 

@@ -14,9 +14,13 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from bodi.adapters.configspace import from_configuration, make_configspace, to_configuration
 from bodi.diagnostics import quiet_logger
 from bodi.extras import require
+from bodi.integrations.spaces.configspace import (
+    from_configuration,
+    make_configspace,
+    to_configuration,
+)
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.optimizers.random_search import sample_new_points
 from bodi.seeding import derive_seed

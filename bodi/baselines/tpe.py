@@ -11,13 +11,14 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
-from bodi.adapters.optuna import from_optuna_params, make_distributions, to_optuna_params
 from bodi.checks import check_integer
 from bodi.diagnostics import quiet_logger
 from bodi.extras import require
+from bodi.integrations.spaces.optuna import from_optuna_params, make_distributions, to_optuna_params
+from bodi.novelty import SeenConfigurations
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.seeding import derive_seed
-from bodi.space import DTYPE, row_keys
+from bodi.space import DTYPE
 
 #: in a fully discrete space, how often a repeated proposal is asked again before it is replaced
 #: by a uniform sample
@@ -123,7 +124,7 @@ class TPE(ModelBasedOptimizer):
                     system_attrs=self.system_attrs(len(frozen)),
                 ))
             study.add_trials(frozen)
-            seen = set(row_keys(self.space, taken).tolist()) if self.space.is_discrete else None
+            seen = SeenConfigurations(self.space, taken) if self.space.is_discrete else None
             rows: list[list[float]] = []
             for _ in range(q):
                 for _attempt in range(ASK_RETRIES + 1):
@@ -135,9 +136,7 @@ class TPE(ModelBasedOptimizer):
                         continue  # left running: the constant liar steers away from it
                     if seen is None:
                         break
-                    key = int(row_keys(self.space, x)[0])
-                    if key not in seen:
-                        seen.add(key)
+                    if seen.add(x[0]):
                         break
                 rows.append(row)  # a repeat (or infeasible point) left after the retries is
                 # replaced by the caller

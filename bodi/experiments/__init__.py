@@ -1,8 +1,8 @@
 """Benchmark experiments: the Dask runner, storage, plots and reports."""
 
 from bodi.experiments.analysis import best_curves, plot_results, report
+from bodi.experiments.results import Evaluation, ResultsStore
 from bodi.experiments.runner import Task, expand_seeds, run_benchmark, run_step
-from bodi.experiments.storage import Evaluation, ResultsStore
 
 __all__ = [
     "Evaluation",

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from bodi.directions import loss_sign
-from bodi.experiments.storage import DB_NAME, ResultsStore
+from bodi.experiments.results import DB_NAME, ResultsStore
 
 Outs = str | Path | Sequence[str | Path]
 

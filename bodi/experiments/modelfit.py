@@ -40,9 +40,9 @@ import torch
 from scipy.stats import spearmanr
 from torch import Tensor
 
-from bodi.benchmarks import Problem, get_problem
 from bodi.models.gp import fit_model, lengthscales
 from bodi.models.surrogates import SURROGATES, make_surrogate, surrogate_available
+from bodi.problems import Problem, get_problem
 from bodi.seeding import derive_seed, seeded
 from bodi.space import DTYPE, SearchSpace
 
@@ -161,8 +161,8 @@ def run_modelfit(
 
     Models not defined on the problem's space (``hed-wavelet``/``hed-gaussian`` with categorical
     parameters) are skipped, logged and listed in ``skipped`` (an error if no model is left).
-    ``problem`` is a name for :func:`bodi.benchmarks.get_problem` (``wcnf`` for ``maxsat60``) or
-    a :class:`~bodi.benchmarks.Problem`. Returns a :class:`ModelFitStudy`.
+    ``problem`` is a name for :func:`bodi.problems.get_problem` (``wcnf`` for ``maxsat60``) or
+    a :class:`~bodi.problems.Problem`. Returns a :class:`ModelFitStudy`.
     """
     if n_train < 2 or n_test < 1:
         raise ValueError(f"need at least 2 training and 1 test point, got {n_train}, {n_test}")

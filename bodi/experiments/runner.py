@@ -27,11 +27,11 @@ from typing import Any
 import torch
 from botorch.exceptions.warnings import OptimizationWarning
 
-from bodi.benchmarks import Problem, get_problem
 from bodi.directions import best_of
-from bodi.experiments.storage import Evaluation, ResultsStore, finite_or_none
+from bodi.experiments.results import Evaluation, ResultsStore, finite_or_none
 from bodi.initial_design import initial_design
 from bodi.optimizers.registry import make_optimizer, optimizer_class, parse_method
+from bodi.problems import Problem, get_problem
 from bodi.progress import ProgressBars
 from bodi.trials import History
 

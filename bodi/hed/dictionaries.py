@@ -31,6 +31,36 @@ from bodi.hed.embedding import affine_embedding, one_hot, onehot_embedding
 from bodi.seeding import as_generator
 
 DICTIONARY_KINDS = ("diverse", "wavelet", "naive", "gaussian")
+#: dictionaries defined for binary variables only
+BINARY_ONLY_DICTIONARIES = ("wavelet", "gaussian")
+#: dictionaries without discrete rows, which cannot be relabelled around a reference point
+UNRELABELLABLE_DICTIONARIES = ("gaussian",)
+
+
+def dictionary_problem(kind: str, cardinalities: Sequence[int] | None = None,
+                       relabelled: bool = False) -> str | None:
+    """Why a dictionary of ``kind`` cannot serve discrete variables with ``cardinalities``
+    (``None``: any), relabelled around a reference point if ``relabelled``; ``None`` if it can.
+    The one home of these rules: :func:`make_dictionary`, BODi's options and the surrogates
+    ask it."""
+    if kind not in DICTIONARY_KINDS:
+        return f"unknown dictionary {kind!r}; choose one of {list(DICTIONARY_KINDS)}"
+    if (kind in BINARY_ONLY_DICTIONARIES and cardinalities is not None
+            and not all(int(c) == 2 for c in cardinalities)):
+        return (f"the {kind!r} dictionary is defined for binary variables only; "
+                "use 'diverse' or 'naive' with categorical variables")
+    if relabelled and kind in UNRELABELLABLE_DICTIONARIES:
+        return (f"a {kind.capitalize()} dictionary has no discrete rows to relabel around a "
+                "reference")
+    return None
+
+
+def check_dictionary(kind: str, cardinalities: Sequence[int] | None = None,
+                     relabelled: bool = False) -> None:
+    """Raise ``ValueError`` with :func:`dictionary_problem`'s reason, if there is one."""
+    problem = dictionary_problem(kind, cardinalities, relabelled)
+    if problem is not None:
+        raise ValueError(problem)
 
 
 def _check_size(m: int, d: int) -> None:
@@ -220,13 +250,7 @@ def make_dictionary(
     """
     cards = tuple(int(c) for c in cardinalities)
     binary = all(c == 2 for c in cards)
-    if kind not in DICTIONARY_KINDS:
-        raise ValueError(f"unknown dictionary {kind!r}; choose one of {list(DICTIONARY_KINDS)}")
-    if kind in ("wavelet", "gaussian") and not binary:
-        raise ValueError(
-            f"the {kind!r} dictionary is defined for binary variables only; "
-            "use 'diverse' or 'naive' with categorical variables"
-        )
+    check_dictionary(kind, cards, relabelled=reference is not None)
     if kind == "diverse":
         rows = (
             diverse_random_binary(m, len(cards), seed)
@@ -240,8 +264,6 @@ def make_dictionary(
     else:
         rows = gaussian_random(m, len(cards), seed)
     if reference is not None:
-        if kind == "gaussian":
-            raise ValueError("a Gaussian dictionary has no discrete rows to relabel")
         reference = torch.as_tensor(reference, dtype=rows.dtype).reshape(-1)
         if reference.shape[0] != len(cards):
             raise ValueError(f"reference has {reference.shape[0]} values for {len(cards)} "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -66,7 +67,7 @@ class HammingEmbeddingKernel(Kernel):
     def embed(self, Z: Tensor) -> Tensor:
         """``... x d`` discrete inputs -> ``... x m`` normalised embedding in ``[0, 1]``.
 
-        Inside :func:`embedding_hint`, inputs equal to the hinted ones take the hinted
+        Inside :meth:`hint_embedding`, inputs equal to the hinted ones take the hinted
         embedding (checked exactly: a view of the hinted rows at once, other inputs by
         comparison, ``O(N d)`` against the product's ``O(N d m)``).
 
@@ -139,6 +140,17 @@ class HammingEmbeddingKernel(Kernel):
             return super().__call__(z1, z2, **params)
         finally:
             self.active_dims = dims
+
+    @contextmanager
+    def hint_embedding(self, X: Tensor, phi: Tensor) -> Iterator[None]:
+        """Within the block, inputs equal to the discrete columns of ``X`` (``N x dim``) embed
+        as ``phi`` (``N x m``) instead of being computed (see :meth:`embed`); the local search
+        knows its neighbours' embeddings (:meth:`neighbour_embedding`)."""
+        try:
+            self._hint = (self.discrete_columns(X), phi)
+            yield
+        finally:
+            self._hint = None
 
     def neighbour_embedding(self, X: Tensor, column: Tensor, new_values: Tensor) -> Tensor:
         """Normalised embeddings (``b x K x m``) of the ``K`` one-parameter neighbours of each
@@ -245,21 +257,6 @@ class HammingDistanceKernel(Kernel):
         e1 = self.embed(x1)
         e2 = e1 if x2 is x1 else self.embed(x2)
         return self.base_kernel.forward(e1, e2, diag=diag, **params)
-
-
-@contextmanager
-def embedding_hint(hints: dict[HammingEmbeddingKernel, Tensor], X: Tensor):
-    """Within the block, each kernel of ``hints`` embeds inputs equal to the discrete columns
-    of ``X`` (``N x dim``) as the given ``N x m`` embedding, instead of computing it (used by
-    the local search, which knows its neighbours' embeddings,
-    :meth:`HammingEmbeddingKernel.neighbour_embedding`)."""
-    try:
-        for kernel, phi in hints.items():
-            kernel._hint = (kernel.discrete_columns(X), phi)
-        yield
-    finally:
-        for kernel in hints:
-            kernel._hint = None
 
 
 def _same_memory(a: Tensor, b: Tensor) -> bool:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bodi.acquisition import SearchSpaceExhaustedError
-from bodi.adapters.codecs import Codec, from_bodi
+from bodi.integrations.spaces.codecs import Codec, from_bodi
+from bodi.novelty import SearchSpaceExhaustedError
 from bodi.optimizers.bo import BODi
 from bodi.space import SearchSpace
 from bodi.trials import History

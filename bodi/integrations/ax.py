@@ -59,10 +59,10 @@ from ax.generation_strategy.generation_strategy import GenerationStrategy
 from ax.generation_strategy.generator_spec import GeneratorSpec
 from ax.generation_strategy.transition_criterion import MinTrials
 
-from bodi.adapters.ax import codec_for
-from bodi.adapters.codecs import Codec, to_bodi
 from bodi.checks import check_integer
 from bodi.integrations._common import check_bodi_options, propose
+from bodi.integrations.spaces.ax import codec_for
+from bodi.integrations.spaces.codecs import Codec, to_bodi
 from bodi.seeding import derive_seed
 
 __all__ = ["BODiGenerationNode", "bodi_generation_strategy"]

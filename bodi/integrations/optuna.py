@@ -14,7 +14,7 @@ How a suggestion is made (``sample_relative``):
 * Until ``n_startup_trials`` trials are COMPLETE the sampler returns ``{}``, so every parameter
   comes from the independent sampler (random sampling).
 * Otherwise a fresh :class:`~bodi.optimizers.bo.BODi` (without its own initial design) is built
-  on the mapped space (see :mod:`bodi.adapters.codecs` for the mapping of each
+  on the mapped space (see :mod:`bodi.integrations.spaces.codecs` for the mapping of each
   distribution) and told the whole study, read from the storage at every call:
 
   - COMPLETE trials with their value;
@@ -81,10 +81,10 @@ from optuna.search_space import intersection_search_space
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-from bodi.adapters.codecs import Codec, to_bodi
-from bodi.adapters.optuna import codec_for
 from bodi.checks import check_integer
 from bodi.integrations._common import check_bodi_options, propose
+from bodi.integrations.spaces.codecs import Codec, to_bodi
+from bodi.integrations.spaces.optuna import codec_for
 from bodi.seeding import derive_seed
 
 __all__ = ["BODiSampler"]

@@ -23,14 +23,13 @@ from gpytorch.constraints import GreaterThan
 from gpytorch.kernels import Kernel, ScaleKernel
 from torch import Tensor
 
-from bodi.hed.dictionaries import DICTIONARY_KINDS, make_dictionary
-from bodi.models.gp import HEDSingleTaskGP, make_gp, make_hed_model, matern_with_dim_scaled_prior
+from bodi.hed.dictionaries import DICTIONARY_KINDS, dictionary_problem, make_dictionary
+from bodi.models.gp import make_gp, make_hed_model, matern_with_dim_scaled_prior
 from bodi.models.kernels import DiffusionKernel, OverlapKernel
+from bodi.models.single_task import FastSingleTaskGP
 from bodi.space import SearchSpace
 
 SURROGATES = ("hed-diverse", "hed-naive", "hed-wavelet", "hed-gaussian", "overlap", "diffusion")
-#: Dictionaries defined for binary variables only (:func:`bodi.hed.make_dictionary`).
-BINARY_ONLY = ("hed-wavelet", "hed-gaussian")
 
 
 class SharedKernel(Kernel):
@@ -125,7 +124,7 @@ def make_surrogate(
     *,
     seed: int,
     dictionary_size: int = 128,
-) -> HEDSingleTaskGP:
+) -> FastSingleTaskGP:
     """An unfitted GP called ``name`` (one of :data:`SURROGATES`) on ``n x dim`` encoded
     ``train_X`` and ``n x 1`` ``train_Y``; ``seed`` draws the HED dictionary
     (``make_dictionary(kind, dictionary_size, space.cardinalities, seed=seed)``).
@@ -144,11 +143,9 @@ def make_surrogate(
     assert kind in DICTIONARY_KINDS
     if not space.discrete_dims:
         return make_hed_model(train_X, train_Y, space, None)
-    if name in BINARY_ONLY and not all(c == 2 for c in space.cardinalities):
-        raise ValueError(
-            f"surrogate {name!r} needs binary parameters only (the {kind!r} dictionary is "
-            "defined for bits); use hed-diverse or hed-naive with categorical parameters"
-        )
+    problem = dictionary_problem(kind, space.cardinalities)
+    if problem is not None:
+        raise ValueError(f"surrogate {name!r} needs binary parameters only: {problem}")
     dictionary = make_dictionary(kind, dictionary_size, space.cardinalities, seed=seed)
     return make_hed_model(train_X, train_Y, space, dictionary)
 
@@ -157,7 +154,8 @@ def surrogate_available(name: str, space: SearchSpace) -> bool:
     """Whether :func:`make_surrogate` can build ``name`` on ``space``."""
     if name not in SURROGATES:
         raise ValueError(f"unknown surrogate {name!r}; choose from {list(SURROGATES)}")
-    return name not in BINARY_ONLY or all(c == 2 for c in space.cardinalities)
+    kind = name.removeprefix("hed-")
+    return kind not in DICTIONARY_KINDS or dictionary_problem(kind, space.cardinalities) is None
 
 
 __all__ = [

@@ -37,8 +37,10 @@ from bodi.diagnostics import numerical_warnings
 from bodi.directions import check_directions
 from bodi.directions import sign as direction_sign
 from bodi.directions import signs as direction_signs
+from bodi.neighbours import nearby_new_point
+from bodi.novelty import SeenConfigurations, row_keys
 from bodi.seeding import derive_seed, seeded
-from bodi.space import DTYPE, SearchSpace, Value, nearby_new_point, row_keys
+from bodi.space import DTYPE, SearchSpace, Value
 from bodi.storage import Storage, StudyRecord
 from bodi.study import Study
 from bodi.trials import History, Outcome, Trial
@@ -212,8 +214,8 @@ class Optimizer(ABC):
 
         Every point satisfies the space's constraints and, unless ``allow_repeats``, equals no
         trial of the history nor another of the points (a suggestion that does is replaced by a
-        new configuration near it, :func:`bodi.space.nearby_new_point`): the guarantee holds for
-        every optimizer, a baseline that knows nothing of constraints included.
+        new configuration near it, :func:`bodi.neighbours.nearby_new_point`): the guarantee
+        holds for every optimizer, a baseline that knows nothing of constraints included.
         """
         if history.space.dim != self.space.dim or tuple(history.directions) != self.directions:
             raise ValueError("the history's space or directions are not the optimizer's")
@@ -242,18 +244,15 @@ class Optimizer(ABC):
         feasible = self.space.feasible(X).tolist()
         if self.allow_repeats and all(feasible):
             return X
-        keys = row_keys(self.space, X).tolist()
-        taken = set() if self.allow_repeats else set(row_keys(self.space, history.X).tolist())
+        taken = SeenConfigurations(self.space, None if self.allow_repeats else history.X)
         out = []
-        for i, key in enumerate(keys):
-            if key in taken or not feasible[i]:
+        for i, x in enumerate(X):
+            if x in taken or not feasible[i]:
                 g = torch.Generator().manual_seed(derive_seed(self.seed, len(history), i, *salt))
-                out.append(nearby_new_point(self.space, X[i], taken, g))
-                key = int(row_keys(self.space, out[-1].unsqueeze(0))[0])
-            else:
-                out.append(X[i])
+                x = nearby_new_point(self.space, x, taken.keys, g)
+            out.append(x)
             if not self.allow_repeats:
-                taken.add(key)
+                taken.add(x)
         return torch.stack(out)
 
     # ------------------------------------------------------------------ the study
@@ -395,7 +394,7 @@ class Optimizer(ABC):
 
     def unused_design_points(self, design: Tensor) -> Tensor:
         """The rows of the ``k x dim`` initial ``design`` not yet among the trials (compared
-        by :func:`bodi.space.row_keys`, ``O((k + n) dim)`` for ``n`` trials)."""
+        by :func:`bodi.novelty.row_keys`, ``O((k + n) dim)`` for ``n`` trials)."""
         history = self.history
         if not len(history) or len(design) == 0:
             return design

@@ -21,8 +21,7 @@ from torch import Tensor
 
 from bodi.acquisition import make_acquisition, optimize_acquisition
 from bodi.acquisition.factory import check_acquisition
-from bodi.acquisition.local_search import SearchSpaceExhaustedError
-from bodi.acquisition.optimize import OnModelDevice
+from bodi.acquisition.optimize import OnModelDevice, check_acquisition_optimizer
 from bodi.acquisition.trust_region import (
     TrustRegion,
     TrustRegionSettings,
@@ -32,7 +31,12 @@ from bodi.acquisition.trust_region import (
 from bodi.checks import check_integer
 from bodi.device import dtype_name, model_tensor_kwargs
 from bodi.directions import check_directions
-from bodi.hed.dictionaries import DICTIONARY_KINDS, Dictionary, make_dictionary
+from bodi.hed.dictionaries import (
+    UNRELABELLABLE_DICTIONARIES,
+    Dictionary,
+    check_dictionary,
+    make_dictionary,
+)
 from bodi.models.gp import (
     fit_model,
     make_gp,
@@ -40,13 +44,14 @@ from bodi.models.gp import (
     make_hed_hamming_kernel,
     make_hed_model,
 )
-from bodi.multi_objective import (
+from bodi.novelty import SearchSpaceExhaustedError
+from bodi.optimizers.model_based import ModelBasedOptimizer
+from bodi.pareto import (
     chebyshev_utility,
     infer_reference_point,
     random_weights,
     running_hypervolume,
 )
-from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.seeding import derive_seed
 from bodi.space import DTYPE, Binary, SearchSpace, Value
 from bodi.storage import Storage
@@ -86,7 +91,7 @@ class GPOptimizer(ModelBasedOptimizer):
             (:func:`bodi.acquisition.make_acquisition`); the trust region grows and shrinks
             with the hypervolume instead of the best value, and is centred at the best point
             of a random augmented Chebyshev scalarization (a different part of the Pareto
-            front each iteration, :func:`bodi.multi_objective.chebyshev_utility`).
+            front each iteration, :func:`bodi.pareto.chebyshev_utility`).
         ref_point: the hypervolume's reference point, one value per objective in the
             objectives' own units and directions (the worst values still of interest, e.g.
             ``[1.0, 50]`` for "error at most 1, cost at most 50"); default: inferred from the
@@ -377,22 +382,14 @@ def _check_dictionary_options(options: Mapping[str, Any], space: SearchSpace | N
     if options["kernel"] not in KERNELS:
         raise ValueError(f"unknown kernel {options['kernel']!r}; choose one of {list(KERNELS)}")
     check_integer("dictionary_size", dictionary_size)
-    if dictionary not in DICTIONARY_KINDS:
-        raise ValueError(
-            f"unknown dictionary {dictionary!r}; choose one of {list(DICTIONARY_KINDS)}"
-        )
-    if dictionary in ("wavelet", "gaussian") and space is not None and space.categorical_dims:
-        raise ValueError(
-            f"the {dictionary!r} dictionary is defined for binary variables only; "
-            "this space has categorical parameters"
-        )
-    if dictionary_reference is None:  # the default: incumbent-relative where defined
-        dictionary_reference = "none" if dictionary == "gaussian" else "incumbent"
+    check_dictionary(dictionary, None if space is None else space.cardinalities)
+    if dictionary_reference is None:  # the default: relative to the incumbent where defined
+        dictionary_reference = ("none" if dictionary in UNRELABELLABLE_DICTIONARIES
+                                else "incumbent")
     if dictionary_reference not in DICTIONARY_REFERENCES:
         raise ValueError(f"unknown dictionary_reference {dictionary_reference!r}; choose one "
                          f"of {list(DICTIONARY_REFERENCES)}")
-    if dictionary_reference != "none" and dictionary == "gaussian":
-        raise ValueError("a Gaussian dictionary cannot be relabelled around a reference")
+    check_dictionary(dictionary, relabelled=dictionary_reference != "none")
     return dictionary_reference
 
 
@@ -411,9 +408,6 @@ def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None) -> 
     ):
         raise ValueError(f"ucb_beta must be a finite number >= 0, got {ucb_beta!r}")
     check_integer("max_model_points", max_model_points, 2, optional=True)
-    if acquisition_optimizer not in ACQUISITION_OPTIMIZERS:
-        raise ValueError(f"unknown acquisition_optimizer {acquisition_optimizer!r}; choose "
-                         f"one of {list(ACQUISITION_OPTIMIZERS)}")
     if acquisition_options is not None and not isinstance(acquisition_options, dict):
         raise ValueError(f"acquisition_options must be a dict, got {acquisition_options!r}")
     check_acquisition(acquisition)
@@ -425,11 +419,8 @@ def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None) -> 
     if not isinstance(trust_region, bool | TrustRegionSettings):
         raise ValueError(f"trust_region must be a bool or TrustRegionSettings, got "
                          f"{trust_region!r}")
-    if trust_region is not False and acquisition_optimizer == "botorch":
-        raise ValueError("a trust region needs acquisition_optimizer 'auto' or 'local'")
-    if space is not None and space.constraints and acquisition_optimizer == "botorch":
-        raise ValueError("a constrained search space needs acquisition_optimizer 'auto' or "
-                         "'local'")
+    check_acquisition_optimizer(acquisition_optimizer, trust_region=trust_region is not False,
+                                constrained=space is not None and bool(space.constraints))
     model_tensor_kwargs(device, dtype)
     return trust_region
 
@@ -491,7 +482,6 @@ def squash_outcomes(Y: Tensor, dtype: torch.dtype = torch.float64) -> Tensor:
 
 
 #: the acquisition optimizers of :func:`bodi.acquisition.optimize_acquisition`
-ACQUISITION_OPTIMIZERS = ("auto", "local", "botorch")
 
 #: where BODi's dictionary rows are relabelled around (see ``BODi(dictionary_reference=...)``)
 DICTIONARY_REFERENCES = ("none", "random", "incumbent")

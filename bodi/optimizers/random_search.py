@@ -5,9 +5,9 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from bodi.acquisition.local_search import SearchSpaceExhaustedError
+from bodi.novelty import SearchSpaceExhaustedError, row_keys
 from bodi.optimizers.base import Optimizer
-from bodi.space import SearchSpace, row_keys
+from bodi.space import SearchSpace
 
 #: rounds of random draws without a new point before :func:`sample_new_points` gives up
 MAX_EMPTY_ROUNDS = 200

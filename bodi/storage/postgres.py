@@ -31,7 +31,8 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from bodi.extras import require
-from bodi.storage.base import FORMAT, VERSION, Storage, StudyRecord, TrialRecord
+from bodi.storage.base import FORMAT, VERSION, StudyRecord, TrialRecord
+from bodi.storage.sql import SQLStorage
 
 #: an arbitrary key for ``pg_advisory_xact_lock``: one creator of the tables at a time
 _SCHEMA_LOCK = 0xB0D1
@@ -50,8 +51,6 @@ _TABLES = (
     constraint_values TEXT, user_attrs TEXT, PRIMARY KEY (study, number))""",
     "CREATE INDEX IF NOT EXISTS bodi_trials_seq ON bodi_trials (study, seq)",
 )
-_COLUMNS = ("number, state, params, x, value, message, suggest_seconds, worker, heartbeat, "
-            "attempts, objective_values, constraint_values, user_attrs")
 
 
 def is_postgres_url(storage: object) -> bool:
@@ -69,13 +68,16 @@ def masked(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-class PostgresStorage(Storage):
+class PostgresStorage(SQLStorage):
     """Studies in a PostgreSQL database (see the module docstring).
 
     Args:
         url: ``postgresql://user[:password]@host[:port]/database``.
         read_only: never write (``bodi show``): every transaction is read-only.
     """
+
+    placeholder = "%s"
+    trials_table = "bodi_trials"
 
     shared = True
 
@@ -199,12 +201,7 @@ class PostgresStorage(Storage):
             "heartbeat = EXCLUDED.heartbeat, attempts = EXCLUDED.attempts, seq = EXCLUDED.seq, "
             "objective_values = EXCLUDED.objective_values, "
             "constraint_values = EXCLUDED.constraint_values, user_attrs = EXCLUDED.user_attrs",
-            (study, trial.number, trial.state, json.dumps(trial.params), json.dumps(trial.x),
-             trial.value, trial.message, trial.suggest_seconds, time.time(), trial.worker,
-             trial.heartbeat, trial.attempts, self._next_seq(study),
-             None if trial.values is None else json.dumps(trial.values),
-             None if trial.constraints is None else json.dumps(trial.constraints),
-             json.dumps(trial.user_attrs) if trial.user_attrs else None),
+            self.row_values(study, trial, time.time(), self._next_seq(study)),
         )
 
     @contextmanager
@@ -214,31 +211,9 @@ class PostgresStorage(Storage):
             self._lock_study(study)
             yield
 
-    def _trials_from(self, study: str, first: int) -> list[TrialRecord]:
-        return self._select("study = %s AND number >= %s", (study, first))
-
-    def _trial(self, study: str, number: int) -> TrialRecord | None:
-        found = self._select("study = %s AND number = %s", (study, number))
-        return found[0] if found else None
-
-    def _count(self, study: str) -> int:
-        (count,) = self._db.execute("SELECT COUNT(*) FROM bodi_trials WHERE study = %s",
-                                    (study,)).fetchone()
-        return int(count)
-
-    def _select(self, where: str, args: tuple) -> list[TrialRecord]:
-        rows = self._db.execute(
-            f"SELECT {_COLUMNS} FROM bodi_trials WHERE {where} ORDER BY number", args
-        ).fetchall()
-        return [TrialRecord(n, s, json.loads(p), json.loads(x), v, m, t, w, h, a,
-                            None if vs is None else json.loads(vs),
-                            None if cs is None else json.loads(cs),
-                            None if us is None else json.loads(us))
-                for n, s, p, x, v, m, t, w, h, a, vs, cs, us in rows]
-
     def changes(self, study: str, cursor: int) -> tuple[list[TrialRecord], int]:
         with self._transaction("REPEATABLE READ"):  # the rows and the counter, one snapshot
-            new = self._select("study = %s AND seq > %s", (study, cursor))
+            new = self._changed(study, cursor)
             row = self._db.execute("SELECT seq FROM bodi_studies WHERE name = %s",
                                    (study,)).fetchone()
         return new, int(row[0]) if row else cursor

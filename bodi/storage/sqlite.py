@@ -23,7 +23,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bodi.storage.base import FORMAT, VERSION, Storage, StudyRecord, TrialRecord
+from bodi.storage.base import FORMAT, VERSION, StudyRecord, TrialRecord
+from bodi.storage.sql import TRIAL_COLUMNS, SQLStorage
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 TABLES = (
@@ -45,19 +46,18 @@ _V2_COLUMNS = (
 )
 #: the columns added by format versions 3 and 4
 _V3_COLUMNS = ("objective_values TEXT", "constraint_values TEXT", "user_attrs TEXT")
-_TRIAL_COLUMNS = (
-    "number, state, params, x, value, message, suggest_seconds, worker, heartbeat, attempts, "
-    "objective_values, constraint_values, user_attrs"
-)
 
 
-class SQLiteStorage(Storage):
+class SQLiteStorage(SQLStorage):
     """Studies in a SQLite file (WAL journal, one transaction per trial state change).
 
     Several processes may open the same file and work on one study at once: each claims new
     trials in an immediate (write-locked) transaction that sees the others' trials. Each thread
     uses its own connection.
     """
+
+    placeholder = "?"
+    trials_table = "trials"
 
     shared = True
 
@@ -218,12 +218,7 @@ class SQLiteStorage(Storage):
         self._db.execute(
             "INSERT OR REPLACE INTO trials VALUES "
             "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (study, trial.number, trial.state, json.dumps(trial.params),
-             json.dumps(trial.x), trial.value, trial.message, trial.suggest_seconds,
-             time.time(), trial.worker, trial.heartbeat, trial.attempts, self._next_seq(),
-             None if trial.values is None else json.dumps(trial.values),
-             None if trial.constraints is None else json.dumps(trial.constraints),
-             json.dumps(trial.user_attrs) if trial.user_attrs else None),
+            self.row_values(study, trial, time.time(), self._next_seq()),
         )
 
     @contextmanager
@@ -232,35 +227,15 @@ class SQLiteStorage(Storage):
         with self._transaction():  # BEGIN IMMEDIATE: the file's write lock
             yield
 
-    def _trials_from(self, study: str, first: int) -> list[TrialRecord]:
-        return self._select("study = ? AND number >= ?", (study, first))
-
-    def _trial(self, study: str, number: int) -> TrialRecord | None:
-        found = self._select("study = ? AND number = ?", (study, number))
-        return found[0] if found else None
-
-    def _count(self, study: str) -> int:
-        (count,) = self._db.execute("SELECT COUNT(*) FROM trials WHERE study = ?",
-                                    (study,)).fetchone()
-        return int(count)
-
-    def _select(self, where: str, args: tuple) -> list[TrialRecord]:
-        columns = _TRIAL_COLUMNS
-        if self.read_only:  # an older file, not upgraded: its missing columns are empty
-            columns = ", ".join(c if c in self._columns else f"NULL AS {c}"
-                                for c in _TRIAL_COLUMNS.split(", "))
-        rows = self._db.execute(
-            f"SELECT {columns} FROM trials WHERE {where} ORDER BY number", args
-        ).fetchall()
-        return [TrialRecord(n, s, json.loads(p), json.loads(x), v, m, t, w, h, a,
-                            None if vs is None else json.loads(vs),
-                            None if cs is None else json.loads(cs),
-                            None if us is None else json.loads(us))
-                for n, s, p, x, v, m, t, w, h, a, vs, cs, us in rows]
+    def _selected_columns(self) -> str:
+        if not self.read_only:
+            return super()._selected_columns()
+        # an older file, not upgraded: its missing columns are empty
+        return ", ".join(c if c in self._columns else f"NULL AS {c}" for c in TRIAL_COLUMNS)
 
     def changes(self, study: str, cursor: int) -> tuple[list[TrialRecord], int]:
         with self._transaction():  # one consistent snapshot of rows and cursor
-            new = self._select("study = ? AND seq > ?", (study, cursor))
+            new = self._changed(study, cursor)
             (top,) = self._db.execute(
                 "SELECT value FROM bodi_meta WHERE key = 'seq'").fetchone()
         return new, int(top)

@@ -4,8 +4,10 @@ import pytest
 import torch
 from botorch.acquisition import AcquisitionFunction
 
-from bodi.acquisition import SearchSpaceExhaustedError, optimize_acquisition
-from bodi.acquisition.local_search import NeighbourMoves, local_search, row_keys
+from bodi.acquisition import optimize_acquisition
+from bodi.acquisition.local_search import local_search
+from bodi.neighbours import NeighbourMoves
+from bodi.novelty import SearchSpaceExhaustedError, row_keys
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
 
 SPACE = SearchSpace(

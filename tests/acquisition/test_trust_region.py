@@ -11,7 +11,8 @@ from bodi.acquisition.trust_region import (
     region_from_state,
     trust_region_state,
 )
-from bodi.space import Binary, Categorical, Continuous, Integer, NeighbourMoves, SearchSpace
+from bodi.neighbours import NeighbourMoves
+from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
 
 SPACE = SearchSpace(
     [Binary(f"b{i}") for i in range(12)]

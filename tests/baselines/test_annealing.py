@@ -8,7 +8,7 @@ import torch
 
 import bodi
 from bodi.baselines import SimulatedAnnealing
-from bodi.benchmarks.planted import planted_binary
+from bodi.problems.planted import planted_binary
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
 
 MIXED = SearchSpace([Binary("a"), Binary("b"), Categorical("c", ["x", "y", "z"]),

@@ -8,10 +8,10 @@ import torch
 
 import bodi
 from bodi.baselines.bounce import Bounce, Embedding, TrustRegion, _fit_gp, _join
-from bodi.benchmarks import get_problem
+from bodi.experiments.results import ResultsStore
 from bodi.experiments.runner import run_benchmark
-from bodi.experiments.storage import ResultsStore
 from bodi.initial_design import initial_design
+from bodi.problems import get_problem
 from bodi.space import DTYPE, Binary, Categorical, Continuous, Integer, SearchSpace
 
 MIXED = SearchSpace(
@@ -76,14 +76,14 @@ def test_the_model_is_bounces_single_task_gp_with_a_one_pass_posterior():
     # as analytic EI asks for it) equals BoTorch's SingleTaskGP with the same hyperparameters
     from botorch.models import SingleTaskGP
 
-    from bodi.models.gp import HEDSingleTaskGP
+    from bodi.models.single_task import FastSingleTaskGP
 
     emb = Embedding(MIXED, 5, np.random.default_rng(0))
     X = (_random_target_points(emb, 30) + 1) / 2
     y = torch.sin(3 * X).sum(-1)
     y = (y - y.mean()) / y.std()
     model = _fit_gp(X, y, emb)
-    assert isinstance(model, HEDSingleTaskGP)
+    assert isinstance(model, FastSingleTaskGP)
     reference = SingleTaskGP(X, y.unsqueeze(-1), covar_module=model.covar_module,
                              likelihood=model.likelihood, mean_module=model.mean_module,
                              outcome_transform=None).eval()

@@ -5,8 +5,8 @@ import torch
 
 from bodi import load_study
 from bodi.baselines import CASMOPOLITAN, COMBO, BoTorchMixed
-from bodi.benchmarks import planted_binary, planted_categorical, planted_mixed
 from bodi.initial_design import initial_design
+from bodi.problems import planted_binary, planted_categorical, planted_mixed
 
 SMALL = {"num_restarts": 4, "raw_samples": 256}
 

@@ -7,12 +7,12 @@ import pytest
 import torch
 
 import bodi
-from bodi.adapters.codecs import from_index_values as from_nevergrad_value
-from bodi.adapters.codecs import index_values as to_nevergrad_value
-from bodi.adapters.nevergrad import make_parametrization
 from bodi.baselines import NGOpt
-from bodi.benchmarks.planted import planted_binary
+from bodi.integrations.spaces.codecs import from_index_values as from_nevergrad_value
+from bodi.integrations.spaces.codecs import index_values as to_nevergrad_value
+from bodi.integrations.spaces.nevergrad import make_parametrization
 from bodi.optimizers import make_optimizer
+from bodi.problems.planted import planted_binary
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
 
 pytest.importorskip("nevergrad")

@@ -8,29 +8,22 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from bodi.acquisition import SearchSpaceExhaustedError
-from bodi.adapters.configspace import (
+from bodi.baselines import SMAC, TPE
+from bodi.initial_design import initial_design
+from bodi.integrations.spaces.configspace import (
     from_configuration,
     make_configspace,
     to_configuration,
 )
-from bodi.adapters.optuna import (
+from bodi.integrations.spaces.optuna import (
     from_optuna_params,
     make_distributions,
     to_optuna_params,
 )
-from bodi.baselines import SMAC, TPE
-from bodi.benchmarks.planted import planted_binary, planted_categorical
-from bodi.initial_design import initial_design
+from bodi.novelty import SearchSpaceExhaustedError, count_distinct
 from bodi.optimizers import ModelBasedOptimizer
-from bodi.space import (
-    Binary,
-    Categorical,
-    Continuous,
-    Integer,
-    SearchSpace,
-    count_distinct,
-)
+from bodi.problems.planted import planted_binary, planted_categorical
+from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
 
 
 def configspace_round_trip(space, X):
@@ -228,7 +221,7 @@ def test_invalid_n_init(method):
 
 _SUGGESTIONS_SCRIPT = """
 from bodi.baselines import {name}
-from bodi.benchmarks.planted import planted_binary
+from bodi.problems.planted import planted_binary
 problem = planted_binary(12, seed=0)
 opt = {name}(problem.space, seed=1, n_init=10)
 for q in (10, 5, 5):

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 import torch
 
-from bodi.benchmarks import planted_mixed
 from bodi.cli import main
 from bodi.experiments.modelfit import (
     FIELDS,
@@ -17,6 +16,7 @@ from bodi.experiments.modelfit import (
     write_outputs,
 )
 from bodi.models import SURROGATES
+from bodi.problems import planted_mixed
 from bodi.space import Binary, SearchSpace
 
 

@@ -16,8 +16,8 @@ from bodi.experiments.analysis import (
     report,
     shift_report,
 )
+from bodi.experiments.results import Evaluation, ResultsStore
 from bodi.experiments.runner import expand_seeds, run_benchmark
-from bodi.experiments.storage import Evaluation, ResultsStore
 from bodi.optimizers.registry import make_optimizer, parse_method, split_methods
 from bodi.space import Binary, SearchSpace
 

@@ -5,9 +5,10 @@ import torch
 from gpytorch.kernels import MaternKernel
 
 from bodi.hed.dictionaries import make_dictionary
-from bodi.hed.kernel import HammingEmbeddingKernel, _same_memory, embedding_hint
+from bodi.hed.kernel import HammingEmbeddingKernel, _same_memory
 from bodi.models.gp import make_hed_model
-from bodi.space import Binary, Categorical, Continuous, Integer, NeighbourMoves, SearchSpace
+from bodi.neighbours import NeighbourMoves, embedding_hint
+from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
 
 MIXED = SearchSpace(
     [Binary("b0"), Binary("b1"), Categorical("c", ["x", "y", "z"]), Continuous("u", 0.0, 2.0),

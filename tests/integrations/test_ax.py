@@ -16,15 +16,15 @@ from ax.core.parameter import (
 )
 from ax.exceptions.core import UnsupportedError
 
-from bodi.adapters.ax import codec_for
-from bodi.adapters.codecs import (
+from bodi.integrations.ax import BODiGenerationNode, bodi_generation_strategy
+from bodi.integrations.spaces.ax import codec_for
+from bodi.integrations.spaces.codecs import (
     BinaryCodec,
     ChoiceCodec,
     FloatCodec,
     GridCodec,
     LogIntCodec,
 )
-from bodi.integrations.ax import BODiGenerationNode, bodi_generation_strategy
 
 logging.getLogger("ax").setLevel(logging.WARNING)
 pytestmark = [

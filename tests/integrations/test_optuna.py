@@ -21,15 +21,15 @@ from optuna.trial import TrialState, create_trial  # noqa: E402
 
 import bodi  # noqa: E402
 import bodi.integrations.optuna as bodi_optuna  # noqa: E402
-from bodi.adapters.codecs import (  # noqa: E402
+from bodi.integrations.optuna import PARAMS_KEY, BODiSampler  # noqa: E402
+from bodi.integrations.spaces.codecs import (  # noqa: E402
     BinaryCodec,
     ChoiceCodec,
     FloatCodec,
     GridCodec,
     LogIntCodec,
 )
-from bodi.adapters.optuna import codec_for  # noqa: E402
-from bodi.integrations.optuna import PARAMS_KEY, BODiSampler  # noqa: E402
+from bodi.integrations.spaces.optuna import codec_for  # noqa: E402
 from bodi.seeding import derive_seed  # noqa: E402
 from bodi.space import Binary, Integer, SearchSpace  # noqa: E402
 

@@ -9,8 +9,9 @@ from gpytorch.kernels import AdditiveKernel, ScaleKernel
 from gpytorch.priors import HalfCauchyPrior, HorseshoePrior
 
 from bodi.models import SURROGATES, make_surrogate
-from bodi.models.gp import HEDSingleTaskGP, fit_model
+from bodi.models.gp import fit_model
 from bodi.models.kernels import DiffusionKernel
+from bodi.models.single_task import FastSingleTaskGP
 from bodi.models.surrogates import SharedKernel, make_diffusion_kernel, make_overlap_kernel
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
 
@@ -93,7 +94,7 @@ def test_diffusion_kernel_active_dims_batches_and_priors():
 def test_baseline_kernels_build_fit_and_predict(space, builder):
     X, Y = _data(space)
     kernel = builder(space)
-    model = fit_model(HEDSingleTaskGP(X, Y, covar_module=kernel), maxiter=30)
+    model = fit_model(FastSingleTaskGP(X, Y, covar_module=kernel), maxiter=30)
     X_test = space.sample(5, generator=torch.Generator().manual_seed(9))
     with torch.no_grad():
         posterior = model.posterior(X_test, observation_noise=True)
@@ -139,7 +140,7 @@ def test_make_surrogate_names_and_errors():
     X, Y = _data(BINARY)
     for name in SURROGATES:
         model = make_surrogate(name, X, Y, BINARY, seed=0, dictionary_size=16)
-        assert isinstance(model, HEDSingleTaskGP)
+        assert isinstance(model, FastSingleTaskGP)
     hed = make_surrogate("hed-diverse", X, Y, BINARY, seed=3, dictionary_size=16)
     again = make_surrogate("hed-diverse", X, Y, BINARY, seed=3, dictionary_size=16)
     assert torch.equal(hed.covar_module.dictionary.rows, again.covar_module.dictionary.rows)

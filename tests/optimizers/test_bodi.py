@@ -7,10 +7,10 @@ import pytest
 import torch
 
 import bodi
-from bodi.acquisition import SearchSpaceExhaustedError
 from bodi.acquisition.trust_region import TrustRegionSettings
-from bodi.benchmarks import planted_binary, planted_categorical, planted_mixed
+from bodi.novelty import SearchSpaceExhaustedError
 from bodi.optimizers.bo import nearest_rows
+from bodi.problems import planted_binary, planted_categorical, planted_mixed
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
 
 

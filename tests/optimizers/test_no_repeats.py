@@ -5,8 +5,10 @@ import pytest
 import torch
 
 import bodi
+from bodi.neighbours import nearby_new_point
+from bodi.novelty import row_keys
 from bodi.optimizers import RandomSearch
-from bodi.space import Binary, Continuous, SearchSpace, nearby_new_point, row_keys
+from bodi.space import Binary, Continuous, SearchSpace
 
 SPACE = SearchSpace([Binary(f"b{i}") for i in range(12)] + [Continuous("u", 0.0, 1.0)])
 SMALL = {"dictionary_size": 16, "num_restarts": 4, "raw_samples": 128}
@@ -64,7 +66,7 @@ def test_nearby_new_point_covers_a_tiny_space_and_then_reports_exhaustion():
         y = nearby_new_point(space, x, taken, g)
         taken.add(int(row_keys(space, y.unsqueeze(0))[0]))
     assert len(taken) == 4
-    with pytest.raises(bodi.space.SearchSpaceExhaustedError):
+    with pytest.raises(bodi.novelty.SearchSpaceExhaustedError):
         nearby_new_point(space, x, taken, g)
 
 

@@ -3,9 +3,9 @@ factory, starts from the shared initial design, and proposes valid configuration
 
 import pytest
 
-from bodi.benchmarks import planted_binary, planted_categorical, planted_mixed
 from bodi.initial_design import initial_design
 from bodi.optimizers.registry import METHODS, make_optimizer, optimizer_class
+from bodi.problems import planted_binary, planted_categorical, planted_mixed
 
 PROBLEMS = {
     "binary": lambda: planted_binary(8, seed=2),

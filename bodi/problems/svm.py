@@ -50,7 +50,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from bodi.benchmarks.base import Problem
+from bodi.problems.base import Problem
 from bodi.space import DTYPE, Binary, Continuous, SearchSpace
 
 N_FEATURES = 50

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bodi.adapters.codecs import (
+from bodi.integrations.spaces.codecs import (
     BinaryCodec,
     ChoiceCodec,
     Codec,

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from torch import Tensor
 
-from bodi.adapters.codecs import host_choices
+from bodi.integrations.spaces.codecs import host_choices
 from bodi.space import SearchSpace
 
 
@@ -18,7 +18,8 @@ def make_configspace(space: SearchSpace, seed: int | None = None) -> Any:
     """The ConfigSpace ``ConfigurationSpace`` of a bodi space.
 
     Binary -> categorical ``[False, True]``; Categorical -> categorical over the choices (see
-    :func:`bodi.adapters.codecs.host_choices`); Continuous -> ``UniformFloatHyperparameter``
+    :func:`bodi.integrations.spaces.codecs.host_choices`); Continuous ->
+    ``UniformFloatHyperparameter``
     (``log`` kept); Integer -> ``UniformIntegerHyperparameter``. Categorical vector values are
     then exactly bodi's encoding.
     """

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from bodi.benchmarks.base import Problem, random_bits
+from bodi.problems.base import Problem, random_bits
 from bodi.seeding import as_generator
 from bodi.space import DTYPE, SearchSpace
 

@@ -27,8 +27,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from bodi.benchmarks.base import Problem
 from bodi.checks import check_integer
+from bodi.problems.base import Problem
 from bodi.space import DTYPE, Binary, SearchSpace
 
 WEIGHTINGS = ("literature", "raw")
@@ -341,7 +341,7 @@ def frb_wcnf(
 
     The raw optimum is known by construction: no independent set has two variables of one
     group, so the planted set (one per group) satisfies every edge clause and the largest
-    possible number of unit clauses. ``tests/benchmarks/test_problems.py`` confirms it with an
+    possible number of unit clauses. ``tests/problems/test_problems.py`` confirms it with an
     exact MaxSAT solver (python-sat's RC2).
     """
     if isinstance(n_vars, bool) or not isinstance(n_vars, int) or n_vars < 2 * group_size:
@@ -386,7 +386,7 @@ def frb_maxsat(n_vars: int, seed: int = 0, weighting: str = "literature") -> Pro
 
 def find_maxsat60(path: str | Path | None = None) -> Path:
     """Locate frb10-6-4.wcnf: ``path``, else ``$BODI_MAXSAT60``, else the copy shipped with
-    bodi (``bodi/benchmarks/data``; a public MaxSAT Evaluation 2018 instance)."""
+    bodi (``bodi/problems/data``; a public MaxSAT Evaluation 2018 instance)."""
     if path is not None:
         candidates = [Path(path)]
     elif os.environ.get(MAXSAT60_ENV):

@@ -1,9 +1,9 @@
 """Benchmark problems."""
 
-from bodi.benchmarks.ackley import ackley, ackley53
-from bodi.benchmarks.base import Problem
-from bodi.benchmarks.labs import labs
-from bodi.benchmarks.maxsat import (
+from bodi.problems.ackley import ackley, ackley53
+from bodi.problems.base import Problem
+from bodi.problems.labs import labs
+from bodi.problems.maxsat import (
     frb_maxsat,
     frb_wcnf,
     maxsat,
@@ -12,11 +12,11 @@ from bodi.benchmarks.maxsat import (
     read_wcnf,
     write_wcnf,
 )
-from bodi.benchmarks.pest import pest
-from bodi.benchmarks.planted import planted_binary, planted_categorical, planted_mixed
-from bodi.benchmarks.registry import PROBLEMS, get_problem
-from bodi.benchmarks.shifted import shifted
-from bodi.benchmarks.svm import svm53
+from bodi.problems.pest import pest
+from bodi.problems.planted import planted_binary, planted_categorical, planted_mixed
+from bodi.problems.registry import PROBLEMS, get_problem
+from bodi.problems.shifted import shifted
+from bodi.problems.svm import svm53
 
 __all__ = [
     "PROBLEMS",

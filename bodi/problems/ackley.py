@@ -17,7 +17,7 @@ import math
 import torch
 from torch import Tensor
 
-from bodi.benchmarks.base import Problem
+from bodi.problems.base import Problem
 from bodi.seeding import as_generator
 from bodi.space import DTYPE, Binary, Continuous, SearchSpace
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from bodi.benchmarks.base import Problem, random_bits
+from bodi.problems.base import Problem, random_bits
 from bodi.seeding import as_generator
 from bodi.space import DTYPE, Binary, Categorical, Continuous, SearchSpace
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bodi import directions
+from bodi.directions import sign
 
 DB_NAME = "results.db"
 SCHEMA = """
@@ -133,16 +133,16 @@ class ResultsStore:
     def append(self, problem: str, method: str, seed: int, direction: str,
                evaluation: Evaluation) -> None:
         """Persist one evaluation (its own transaction) with the best value so far."""
-        sign = directions.sign(direction)
+        orientation = sign(direction)
         with self._db:
             number, best = self._db.execute(
                 "SELECT COUNT(*), MAX(? * best) FROM evaluations "
                 "WHERE problem = ? AND method = ? AND seed = ?",
-                (sign, problem, method, seed),
+                (orientation, problem, method, seed),
             ).fetchone()
-            best = None if best is None else sign * best
+            best = None if best is None else orientation * best
             value = evaluation.value
-            if value is not None and (best is None or sign * value > sign * best):
+            if value is not None and (best is None or orientation * value > orientation * best):
                 best = value
             self._db.execute(
                 "INSERT INTO evaluations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from bodi.benchmarks.svm import N_FEATURES, svm53
+from bodi.problems.svm import N_FEATURES, svm53
 from bodi.space import SearchSpace
 
 #: the seed of the feature costs of ``svm53-cost``
@@ -55,7 +55,7 @@ def feature_costs(seed: int = COST_SEED) -> np.ndarray:
 
 
 def svm53_cost(csv_path: str | None = None, seed: int = 0) -> MultiObjectiveProblem:
-    """``svm53`` as two objectives to minimize: the test RMSE (:func:`bodi.benchmarks.svm53`)
+    """``svm53`` as two objectives to minimize: the test RMSE (:func:`bodi.problems.svm53`)
     and the summed cost of the selected features (in ``[0, 1]``; each feature's cost from
     :func:`feature_costs`, a known function of the parameters). Reference point ``(1, 1)``:
     an RMSE of 1 is that of predicting the mean (the target is standardized), a cost of 1

@@ -6,7 +6,7 @@ multiple of 6, e.g. ``maxsat-frb126``), ``pest`` and ``pest<N>`` (``N`` stages, 
 ``pest50``), ``ackley53``, ``svm53`` (optional ``csv=``),
 ``planted-binary<N>``, ``ackley<N>`` (``N - 3`` binary and 3 continuous parameters, e.g.
 ``ackley103``), and any of these followed by ``-shifted``; then optionally by ``-atmost<K>``
-(at most ``K`` binary parameters on, e.g. ``svm53-atmost10``; :mod:`bodi.benchmarks.constrained`).
+(at most ``K`` binary parameters on, e.g. ``svm53-atmost10``; :mod:`bodi.problems.constrained`).
 """
 
 from __future__ import annotations
@@ -15,16 +15,16 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from bodi.benchmarks.ackley import ackley
-from bodi.benchmarks.base import Problem
-from bodi.benchmarks.constrained import SUFFIX as AT_MOST
-from bodi.benchmarks.constrained import at_most
-from bodi.benchmarks.labs import labs
-from bodi.benchmarks.maxsat import frb_maxsat, maxsat60, random_maxsat
-from bodi.benchmarks.pest import pest
-from bodi.benchmarks.planted import planted_binary
-from bodi.benchmarks.shifted import DEFAULT_SHIFT_SEED, SUFFIX, shifted
-from bodi.benchmarks.svm import svm53
+from bodi.problems.ackley import ackley
+from bodi.problems.base import Problem
+from bodi.problems.constrained import SUFFIX as AT_MOST
+from bodi.problems.constrained import at_most
+from bodi.problems.labs import labs
+from bodi.problems.maxsat import frb_maxsat, maxsat60, random_maxsat
+from bodi.problems.pest import pest
+from bodi.problems.planted import planted_binary
+from bodi.problems.shifted import DEFAULT_SHIFT_SEED, SUFFIX, shifted
+from bodi.problems.svm import svm53
 
 #: Concrete names, each resolvable by :func:`get_problem` (``maxsat60`` needs its data file).
 PROBLEMS: tuple[str, ...] = (
@@ -60,7 +60,7 @@ def get_problem(
     shift_seed: int = DEFAULT_SHIFT_SEED,
 ) -> Problem:
     """The problem called ``name``; ``wcnf`` is the frb10-6-4 file for ``maxsat60`` (else
-    searched for, see :func:`~bodi.benchmarks.maxsat.find_maxsat60`), ``csv`` the slice
+    searched for, see :func:`~bodi.problems.maxsat.find_maxsat60`), ``csv`` the slice
     localization data for ``svm53`` (else the bundled digits stand-in), ``shift_seed`` the seed
     of the ``-shifted`` variants."""
     if not isinstance(name, str):

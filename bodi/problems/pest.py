@@ -30,8 +30,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from bodi.benchmarks.base import Problem
 from bodi.checks import check_integer
+from bodi.problems.base import Problem
 from bodi.space import DTYPE, Categorical, SearchSpace
 
 N_STAGES = 25

@@ -4,7 +4,8 @@ Binary -> ``ng.p.Choice([0, 1])`` and Categorical -> ``ng.p.Choice`` over the ch
 (Nevergrad's unordered discrete variable), Integer -> ``ng.p.Scalar`` with integer casting over
 ``[low, high]``, Continuous -> ``ng.p.Scalar`` over the encoded ``[0, 1]`` (uniform in log space for
 ``log=True``, as bodi encodes it). Values convert both ways with
-:func:`bodi.adapters.codecs.index_values` and :func:`~bodi.adapters.codecs.from_index_values`.
+:func:`bodi.integrations.spaces.codecs.index_values` and
+:func:`~bodi.integrations.spaces.codecs.from_index_values`.
 Nevergrad is imported inside the function.
 """
 

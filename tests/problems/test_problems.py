@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from bodi.benchmarks import (
+from bodi.problems import (
     PROBLEMS,
     Problem,
     ackley53,
@@ -26,9 +26,9 @@ from bodi.benchmarks import (
     shifted,
     write_wcnf,
 )
-from bodi.benchmarks.labs import KNOWN_OPTIMA, OPTIMAL_RUN_LENGTHS
-from bodi.benchmarks.maxsat import WCNF, maxsat_problem, random_wcnf
-from bodi.benchmarks.shifted import Shift
+from bodi.problems.labs import KNOWN_OPTIMA, OPTIMAL_RUN_LENGTHS
+from bodi.problems.maxsat import WCNF, maxsat_problem, random_wcnf
+from bodi.problems.shifted import Shift
 from bodi.space import DTYPE
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -213,7 +213,7 @@ def test_maxsat60_path_resolution(monkeypatch, tmp_path):
 
 @needs_wcnf
 def test_the_shipped_instance_is_the_shared_file_unchanged():
-    shipped = REPO_ROOT / "bodi" / "benchmarks" / "data" / "frb10-6-4.wcnf"
+    shipped = REPO_ROOT / "bodi" / "problems" / "data" / "frb10-6-4.wcnf"
     assert shipped.read_bytes() == WCNF_FILE.read_bytes()
 
 
@@ -439,7 +439,7 @@ def test_shifted_problem(problem):
 # ---------------------------------------------------------------------------------------- SVM
 def test_svm53_default_data():
     pytest.importorskip("sklearn")
-    from bodi.benchmarks.svm import hyperparameters, load_default_data, svm53
+    from bodi.problems.svm import hyperparameters, load_default_data, svm53
 
     problem = svm53()
     assert problem.name == "svm53" and problem.direction == "minimize"
@@ -459,7 +459,7 @@ def test_svm53_default_data():
 
 def test_svm53_csv_protocol(tmp_path):
     pytest.importorskip("sklearn")
-    from bodi.benchmarks.svm import load_csv_data, svm53
+    from bodi.problems.svm import load_csv_data, svm53
 
     rng = np.random.RandomState(1)
     n, d = 120, 60
@@ -577,7 +577,7 @@ def test_registry_rejects_unknown_names():
 
 
 def test_at_most_k_variant_constrains_the_space_and_keeps_the_objective():
-    from bodi.benchmarks.registry import get_problem
+    from bodi.problems.registry import get_problem
 
     base, limited = get_problem("labs20"), get_problem("labs20-shifted-atmost5")
     assert limited.name == "labs20-shifted-atmost5" and limited.optimal_value is None

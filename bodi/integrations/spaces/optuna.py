@@ -3,7 +3,7 @@
 * bodi -> Optuna (the ``tpe`` baseline runs Optuna's sampler on a bodi space):
   :func:`make_distributions`, :func:`to_optuna_params`, :func:`from_optuna_params`;
 * Optuna -> bodi (:class:`bodi.integrations.optuna.BODiSampler` runs BODi on an Optuna study):
-  :func:`codec_for`, one :class:`~bodi.adapters.codecs.Codec` per distribution.
+  :func:`codec_for`, one :class:`~bodi.integrations.spaces.codecs.Codec` per distribution.
 
 Optuna is imported inside the functions (the ``optuna`` or ``baselines`` extra).
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 from torch import Tensor
 
-from bodi.adapters.codecs import (
+from bodi.integrations.spaces.codecs import (
     BinaryCodec,
     ChoiceCodec,
     Codec,
@@ -30,7 +30,8 @@ def make_distributions(space: SearchSpace) -> dict[str, Any]:
     """Optuna distributions of a bodi space.
 
     Binary -> ``CategoricalDistribution([False, True])``; Categorical -> categorical over the
-    choices (see :func:`bodi.adapters.codecs.host_choices`); Continuous -> ``FloatDistribution``
+    choices (see :func:`bodi.integrations.spaces.codecs.host_choices`); Continuous ->
+    ``FloatDistribution``
     (``log`` kept); Integer -> ``IntDistribution``. Categorical internal values are then exactly
     bodi's encoding.
     """

@@ -19,7 +19,7 @@ import torch
 from botorch.test_functions.synthetic import Labs
 from torch import Tensor
 
-from bodi.benchmarks.base import Problem
+from bodi.problems.base import Problem
 from bodi.space import DTYPE, Binary, SearchSpace
 
 #: Optimal sequences as run lengths of alternating values, starting with 0 (Packebusch & Mertens

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from bodi.benchmarks.base import Problem
 from bodi.constraints import LinearConstraint
+from bodi.problems.base import Problem
 from bodi.space import SearchSpace
 
 #: the name suffix of :func:`at_most`, followed by ``K``

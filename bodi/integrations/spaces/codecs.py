@@ -4,8 +4,8 @@ A *codec* maps one parameter of the host framework to one bodi parameter and con
 both ways. ``to_bodi`` raises ``ValueError`` for a value outside the codec's domain, so a trial
 recorded under another search space is skipped instead of corrupting the model.
 
-Mappings (the same for Optuna and Ax; :mod:`bodi.adapters.optuna` and :mod:`bodi.adapters.ax`
-choose the codec of each parameter):
+Mappings (the same for Optuna and Ax; :mod:`bodi.integrations.spaces.optuna` and
+:mod:`bodi.integrations.spaces.ax` choose the codec of each parameter):
 
 * a choice between ``False`` and ``True`` (either order) -> :class:`~bodi.space.Binary`;
 * any other unordered choice -> :class:`~bodi.space.Categorical` over the user's choices, or over

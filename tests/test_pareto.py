@@ -14,7 +14,8 @@ from botorch.models.deterministic import GenericDeterministicModel
 from botorch.models.model import ModelList
 
 import bodi
-from bodi.multi_objective import (
+from bodi.optimizers.registry import make_optimizer
+from bodi.pareto import (
     chebyshev_utility,
     hypervolume,
     infer_reference_point,
@@ -23,7 +24,6 @@ from bodi.multi_objective import (
     random_weights,
     running_hypervolume,
 )
-from bodi.optimizers.registry import make_optimizer
 from bodi.space import Binary, Categorical, SearchSpace
 from bodi.storage import VERSION as STORAGE_VERSION
 from bodi.storage import SQLiteStorage

@@ -7,7 +7,7 @@ initial design (``n_init`` points of the uniform design, for the model-based met
 method. A run that was interrupted resumes where it stopped (the study continues).
 
 A run's quality after ``t`` evaluations is the hypervolume
-(:func:`bodi.multi_objective.hypervolume`) of its first ``t`` trials above the problem's fixed
+(:func:`bodi.pareto.hypervolume`) of its first ``t`` trials above the problem's fixed
 reference point.
 """
 
@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from bodi.benchmarks.multi_objective import MultiObjectiveProblem
 from bodi.minimize import minimize
-from bodi.multi_objective import oriented, running_hypervolume
 from bodi.optimizers.registry import make_optimizer, optimizer_class, parse_method
+from bodi.pareto import oriented, running_hypervolume
+from bodi.problems.multi_objective import MultiObjectiveProblem
 from bodi.storage import SQLiteStorage
 
 STUDIES = "studies.db"

@@ -1,0 +1,174 @@
+"""``SingleTaskGP`` with a one-pass posterior for batches of single points and the closed-form
+fit loss: the exact GP of every bodi surrogate (HED, Hamming, overlap, diffusion) and of the
+Bounce baseline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from botorch.acquisition.objective import PosteriorTransform
+from botorch.models import SingleTaskGP
+from botorch.posteriors import GPyTorchPosterior
+from gpytorch import settings as gpytorch_settings
+from gpytorch.distributions import MultivariateNormal
+from gpytorch.kernels import Kernel, MaternKernel, ProductKernel
+from gpytorch.likelihoods import GaussianLikelihood
+from gpytorch.likelihoods.noise_models import HomoskedasticNoise
+from gpytorch.means import ConstantMean
+from gpytorch.mlls import ExactMarginalLogLikelihood
+from gpytorch.priors import LogNormalPrior
+from linear_operator.operators import DiagLinearOperator
+from linear_operator.utils.cholesky import psd_safe_cholesky
+from torch import Tensor
+
+from bodi.models.fit_loss import (
+    GaussianLogDensity,
+    MaternGPLoss,
+    dense_train_covariance,
+    factor_inputs,
+    is_embedding_kernel,
+    is_plain_matern52,
+    matern_of,
+)
+
+
+class FastSingleTaskGP(SingleTaskGP):
+    """``SingleTaskGP`` whose posterior over a batch of single points is computed in one pass.
+
+    Acquisition optimization evaluates ``b x 1 x dim`` inputs (``b`` independent points).
+    GPyTorch would treat them as ``b`` separate problems and rebuild the ``n`` training inputs in
+    every one of them, and a flat ``b x dim`` call would build the ``b x b`` test covariance.
+    Here only what a ``q = 1`` acquisition function uses is computed, for all points at once:
+
+        mean = m + k_*^T alpha,      var = k(x, x) - ||L^{-1} k_*||^2,
+
+    with ``L L^T = K + sigma^2 I`` and ``alpha = (K + sigma^2 I)^{-1} (y - m)`` cached after the
+    fit. Values equal ``SingleTaskGP.posterior`` (tested); ``q > 1`` uses the parent method.
+    """
+
+    _marginal_cache: tuple[Tensor, Tensor] | None = None
+    _loss_plan: tuple | None = None
+
+    def compute_custom_loss(self, mll: ExactMarginalLogLikelihood, **kwargs: Any) -> Tensor:
+        """The loss ``fit_gpytorch_mll`` minimises: ``-mll(model(X), y)``, i.e.
+
+            -(log N(y; m, K + sigma^2 I) + sum of the priors' log densities) / n,
+
+        computed without GPyTorch's lazy tensors and with the closed-form gradient of
+        :class:`GaussianLogDensity` (BoTorch calls this hook when the model defines it). Value
+        and gradient equal GPyTorch's (tested); a model outside the plain case (batched, with an
+        input transform or extra loss terms) gets GPyTorch's computation.
+        """
+        y = self.train_targets
+        plain = (
+            y.ndim == 1 and getattr(self, "input_transform", None) is None
+            and type(mll) is ExactMarginalLogLikelihood and mll.model is self
+            and not list(self.added_loss_terms())
+            and gpytorch_settings.observation_nan_policy.value() == "ignore" and not kwargs
+        )
+        if not plain:
+            inputs = (self.transform_inputs(X=x) for x in self.train_inputs)
+            return -mll(self(*self.train_inputs), y, *inputs, **kwargs)
+        X = self.train_inputs[0]
+        plan = None if X.requires_grad else self._matern_loss_plan()
+        if plan is not None:
+            factors, priors, noise_prior = plan
+            inputs = tuple(factor_inputs(kernel, X) for kernel in factors)
+            lengthscales = (matern_of(kernel).lengthscale for kernel in factors)
+            return MaternGPLoss.apply(y, inputs, priors, noise_prior, self.likelihood.noise,
+                                       self.mean_module.constant, *lengthscales)
+        log_p = GaussianLogDensity.apply(*self._train_covariance_and_residual())
+        for _, module, prior, closure, _ in self.named_priors():
+            log_p = log_p + prior.log_prob(closure(module)).sum()
+        return -log_p / y.shape[-1]
+
+    def _matern_loss_plan(self) -> tuple[tuple[Kernel, ...], tuple, LogNormalPrior | None] | None:
+        """The covariance's factors, their lengthscale priors and the noise's prior, when
+        :class:`MaternGPLoss` computes the fit loss: every factor a plain Matérn-5/2 (on the
+        HED embedding or on columns), a ``ConstantMean`` and a homoskedastic Gaussian
+        likelihood, and no priors but LogNormal ones on those lengthscales and on the noise.
+        ``None`` otherwise."""
+        if self._loss_plan is None:  # once per training phase (``train()`` forgets it)
+            self._loss_plan = (self._find_matern_loss_plan(),)
+        return self._loss_plan[0]
+
+    def _find_matern_loss_plan(
+        self,
+    ) -> tuple[tuple[Kernel, ...], tuple, LogNormalPrior | None] | None:
+        covar, noise = self.covar_module, getattr(self.likelihood, "noise_covar", None)
+        factors = tuple(covar.kernels) if type(covar) is ProductKernel else (covar,)
+        if (type(self.mean_module) is not ConstantMean or type(noise) is not HomoskedasticNoise
+                or type(self.likelihood) is not GaussianLikelihood
+                or noise.noise.numel() != 1 or self.mean_module.constant.numel() != 1
+                or not all((type(k) is MaternKernel or is_embedding_kernel(k))
+                           and is_plain_matern52(matern_of(k)) for k in factors)):
+            return None
+        factor_of = {id(matern_of(k)): i for i, k in enumerate(factors)}  # Matérn -> factor
+        priors: list[LogNormalPrior | None] = [None] * len(factors)
+        noise_prior = None
+        for name, module, prior, _, _ in self.named_priors():
+            leaf = name.rsplit(".", 1)[-1]
+            if type(prior) is not LogNormalPrior or prior.loc.numel() != 1 or (
+                    prior.scale.numel() != 1):
+                return None
+            if module is noise and leaf == "noise_prior":
+                noise_prior = prior
+            elif leaf == "lengthscale_prior" and id(module) in factor_of:
+                priors[factor_of[id(module)]] = prior
+            else:
+                return None
+        return factors, tuple(priors), noise_prior
+
+    def _train_covariance_and_residual(self) -> tuple[Tensor, Tensor]:
+        """``K + sigma^2 I`` (``n x n``) and ``y - m`` (``n``) of the training data."""
+        X = self.train_inputs[0]
+        K = dense_train_covariance(self.covar_module, X)
+        noise = self.likelihood.noise.reshape(-1).expand(K.shape[-1])
+        return K + torch.diag_embed(noise), self.train_targets - self.mean_module(X)
+
+    def train(self, mode: bool = True) -> FastSingleTaskGP:
+        if mode or self.training:  # hyperparameters or data may have changed in training mode;
+            self._marginal_cache = None  # eval() while already in eval mode keeps the cache
+            self._loss_plan = None
+        return super().train(mode)
+
+    def _cache(self) -> tuple[Tensor, Tensor]:
+        if self._marginal_cache is None:
+            with torch.no_grad():
+                covariance, residual = self._train_covariance_and_residual()
+                L = psd_safe_cholesky(covariance)
+                alpha = torch.cholesky_solve(residual.unsqueeze(-1), L).squeeze(-1)
+            self._marginal_cache = (L, alpha)
+        return self._marginal_cache
+
+    def posterior(
+        self,
+        X: Tensor,
+        output_indices: list[int] | None = None,
+        observation_noise: bool | Tensor = False,
+        posterior_transform: PosteriorTransform | None = None,
+    ) -> GPyTorchPosterior:
+        if X.ndim < 3 or X.shape[-2] != 1 or output_indices is not None or (
+            observation_noise is not False
+        ):
+            return super().posterior(X, output_indices, observation_noise, posterior_transform)
+        self.eval()
+        L, alpha = self._cache()
+        flat = X.reshape(-1, X.shape[-1])
+        k_star = self.covar_module(flat, self.train_inputs[0]).to_dense()  # N x n
+        mean = self.mean_module(flat) + k_star @ alpha
+        v = torch.linalg.solve_triangular(L, k_star.transpose(-1, -2), upper=False)
+        prior_variance = self.covar_module(flat, diag=True)
+        floor = gpytorch_settings.min_variance.value(prior_variance.dtype)  # 1e-10 for float64
+        variance = (prior_variance - v.pow(2).sum(-2)).clamp_min(floor)
+        batch = X.shape[:-2]
+        mvn = MultivariateNormal(
+            mean.reshape(*batch, 1), DiagLinearOperator(variance.reshape(*batch, 1))
+        )
+        posterior = GPyTorchPosterior(mvn)
+        if hasattr(self, "outcome_transform"):
+            posterior = self.outcome_transform.untransform_posterior(posterior, X=X)
+        if posterior_transform is not None:
+            return posterior_transform(posterior=posterior, X=X)
+        return posterior
