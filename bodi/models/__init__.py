@@ -1,8 +1,15 @@
 """Surrogate models: the HED kernel, the GP built on it and the baselines' kernels."""
 
-from bodi.hed.kernel import HammingEmbeddingKernel
-from bodi.models.gp import fit_model, make_gp, make_hed_model
+from bodi.hed.kernel import HammingDistanceKernel, HammingEmbeddingKernel
+from bodi.models.gp import (
+    fit_model,
+    make_gp,
+    make_hamming_kernel,
+    make_hed_hamming_kernel,
+    make_hed_model,
+)
 from bodi.models.kernels import DiffusionKernel
+from bodi.models.single_task import FastSingleTaskGP
 from bodi.models.surrogates import (
     SURROGATES,
     make_diffusion_kernel,
@@ -13,10 +20,14 @@ from bodi.models.surrogates import (
 __all__ = [
     "SURROGATES",
     "DiffusionKernel",
+    "FastSingleTaskGP",
+    "HammingDistanceKernel",
     "HammingEmbeddingKernel",
     "fit_model",
     "make_diffusion_kernel",
     "make_gp",
+    "make_hamming_kernel",
+    "make_hed_hamming_kernel",
     "make_hed_model",
     "make_overlap_kernel",
     "make_surrogate",
