@@ -79,6 +79,14 @@ def make_hed_kernel(space: SearchSpace, dictionary: Dictionary | None) -> Kernel
     return factors[0] if len(factors) == 1 else ProductKernel(*factors)
 
 
+def _hamming_factor(space: SearchSpace, prior_dims: int) -> Kernel:
+    """The Hamming-distance factor of the discrete columns (one lengthscale)."""
+    discrete = space.discrete_dims
+    columns = None if list(discrete) == list(range(space.dim)) else discrete
+    base = matern_with_dim_scaled_prior(None, prior_dims)
+    return HammingDistanceKernel(space.cardinalities, base, active_dims=columns)
+
+
 def make_hed_hamming_kernel(space: SearchSpace, dictionary: Dictionary | None) -> Kernel:
     """``k_HED * k_H`` (with ``k_ord`` once): the product of :func:`make_hed_kernel` and the
     Hamming-distance factor of :func:`make_hamming_kernel`. Either discrete factor can fit to
@@ -87,8 +95,7 @@ def make_hed_hamming_kernel(space: SearchSpace, dictionary: Dictionary | None) -
     hed = make_hed_kernel(space, dictionary)
     if not space.discrete_dims:
         return hed
-    hamming = make_hamming_kernel(space)
-    hamming = hamming.kernels[0] if isinstance(hamming, ProductKernel) else hamming
+    hamming = _hamming_factor(space, len(space.discrete_dims) + len(space.ordinal_dims))
     factors = list(hed.kernels) if isinstance(hed, ProductKernel) else [hed]
     return ProductKernel(factors[0], hamming, *factors[1:])
 
@@ -103,9 +110,7 @@ def make_hamming_kernel(space: SearchSpace) -> Kernel:
     prior_dims = len(discrete) + len(ordinal)
     factors: list[Kernel] = []
     if discrete:
-        columns = None if list(discrete) == list(range(space.dim)) else discrete
-        base = matern_with_dim_scaled_prior(None, prior_dims)
-        factors.append(HammingDistanceKernel(space.cardinalities, base, active_dims=columns))
+        factors.append(_hamming_factor(space, prior_dims))
     if ordinal:
         factors.append(matern_with_dim_scaled_prior(len(ordinal), prior_dims, ordinal))
     return factors[0] if len(factors) == 1 else ProductKernel(*factors)

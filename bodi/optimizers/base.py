@@ -247,12 +247,12 @@ class Optimizer(ABC):
         taken = SeenConfigurations(self.space, None if self.allow_repeats else history.X)
         out = []
         for i, x in enumerate(X):
-            if x in taken or not feasible[i]:
+            if not (feasible[i] and (self.allow_repeats or taken.add(x))):
                 g = torch.Generator().manual_seed(derive_seed(self.seed, len(history), i, *salt))
                 x = nearby_new_point(self.space, x, taken.keys, g)
+                if not self.allow_repeats:
+                    taken.add(x)
             out.append(x)
-            if not self.allow_repeats:
-                taken.add(x)
         return torch.stack(out)
 
     # ------------------------------------------------------------------ the study

@@ -382,14 +382,14 @@ def _check_dictionary_options(options: Mapping[str, Any], space: SearchSpace | N
     if options["kernel"] not in KERNELS:
         raise ValueError(f"unknown kernel {options['kernel']!r}; choose one of {list(KERNELS)}")
     check_integer("dictionary_size", dictionary_size)
-    check_dictionary(dictionary, None if space is None else space.cardinalities)
     if dictionary_reference is None:  # the default: relative to the incumbent where defined
         dictionary_reference = ("none" if dictionary in UNRELABELLABLE_DICTIONARIES
                                 else "incumbent")
     if dictionary_reference not in DICTIONARY_REFERENCES:
         raise ValueError(f"unknown dictionary_reference {dictionary_reference!r}; choose one "
                          f"of {list(DICTIONARY_REFERENCES)}")
-    check_dictionary(dictionary, relabelled=dictionary_reference != "none")
+    check_dictionary(dictionary, None if space is None else space.cardinalities,
+                     relabelled=dictionary_reference != "none")
     return dictionary_reference
 
 

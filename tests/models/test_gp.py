@@ -153,6 +153,18 @@ def test_the_fit_loss_equals_gpytorchs_negative_mll_in_value_and_gradient(dtype,
         torch.testing.assert_close(a, b, **tolerance)
 
 
+def _assert_one_step_loss_equals_gpytorchs(model):
+    """The fit loss is one closed-form step whose value and gradient equal GPyTorch's."""
+    model.train()
+    mll = ExactMarginalLogLikelihood(model.likelihood, model)
+    assert "MaternGPLossBackward" in _graph_names(get_loss_closure(mll)())
+    ours = _loss_and_gradient(model, get_loss_closure(mll))
+    gpytorch = _loss_and_gradient(model, lambda: gpytorch_loss(mll))
+    torch.testing.assert_close(ours[0], gpytorch[0], rtol=1e-12, atol=1e-12)
+    for a, b in zip(ours[1], gpytorch[1], strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+
+
 def test_the_fit_loss_with_one_shared_lengthscale_equals_gpytorchs():
     """A HED kernel whose Matérn has one lengthscale for all ``m`` columns (no ARD)."""
     from gpytorch.kernels import MaternKernel
@@ -168,14 +180,7 @@ def test_the_fit_loss_with_one_shared_lengthscale_equals_gpytorchs():
     model = make_gp(*_data(space, n=25, seed=3), kernel)
     with torch.no_grad():
         kernel.base_kernel.lengthscale = 2.0
-    model.train()
-    mll = ExactMarginalLogLikelihood(model.likelihood, model)
-    assert "MaternGPLossBackward" in _graph_names(get_loss_closure(mll)())
-    ours = _loss_and_gradient(model, get_loss_closure(mll))
-    gpytorch = _loss_and_gradient(model, lambda: gpytorch_loss(mll))
-    torch.testing.assert_close(ours[0], gpytorch[0], rtol=1e-12, atol=1e-12)
-    for a, b in zip(ours[1], gpytorch[1], strict=True):
-        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+    _assert_one_step_loss_equals_gpytorchs(model)
 
 
 @pytest.mark.parametrize("space", ["mixed", "categorical"])
@@ -188,14 +193,7 @@ def test_the_fit_loss_of_the_hamming_kernel_equals_gpytorchs(space):
     with torch.no_grad():
         for p in model.parameters():
             p.add_(0.3 * torch.rand(p.shape, generator=torch.Generator().manual_seed(8)).to(p))
-    model.train()
-    mll = ExactMarginalLogLikelihood(model.likelihood, model)
-    assert "MaternGPLossBackward" in _graph_names(get_loss_closure(mll)())
-    ours = _loss_and_gradient(model, get_loss_closure(mll))
-    gpytorch = _loss_and_gradient(model, lambda: gpytorch_loss(mll))
-    torch.testing.assert_close(ours[0], gpytorch[0], rtol=1e-12, atol=1e-12)
-    for a, b in zip(ours[1], gpytorch[1], strict=True):
-        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+    _assert_one_step_loss_equals_gpytorchs(model)
     fit_model(model)
     assert set(lengthscales(model)) == ({"embedding", "ordinal"} if space is MIXED
                                          else {"embedding"})
