@@ -130,12 +130,15 @@ def nearby_new_point(
 @runtime_checkable
 class NeighbourEmbedding(Protocol):
     """A kernel that embeds its inputs and knows the embeddings of a point's neighbours from
-    the point's own (the HED kernel, :class:`bodi.hed.kernel.HammingEmbeddingKernel`): the
+    the point's own (the HED kernel, :class:`bodi.hed.kernel.HammingEmbeddingKernel`; the
+    Hamming-distance kernel, whose "embedding" is the distances to the training points): the
     local search asks for them and hands them back while it scores those neighbours."""
 
-    def neighbour_embedding(self, X: Tensor, column: Tensor, new_values: Tensor) -> Tensor:
+    def neighbour_embedding(self, X: Tensor, column: Tensor,
+                            new_values: Tensor) -> Tensor | None:
         """``b x K x m`` embeddings of the ``K`` neighbours (:class:`NeighbourMoves`) of each
-        row of ``X`` (``b x dim``): neighbour ``k`` sets ``column[k]`` to ``new_values[:, k]``."""
+        row of ``X`` (``b x dim``): neighbour ``k`` sets ``column[k]`` to ``new_values[:, k]``;
+        ``None`` when the kernel cannot tell them now (the search then computes them)."""
         ...
 
     def hint_embedding(self, X: Tensor, phi: Tensor) -> AbstractContextManager[None]:

@@ -130,11 +130,13 @@ def local_search(
         return values, keys
 
     def neighbour_hints(parents: Tensor) -> dict[NeighbourEmbedding, Tensor]:
-        """The HED embeddings (``a x K x m`` per kernel) of the neighbours of ``parents``."""
+        """The embeddings (``a x K x m`` per kernel) of the neighbours of ``parents``, of the
+        kernels that know them now."""
         if not kernels:
             return {}
         _, new_values = moves.moved_values(parents)
-        return {k: k.neighbour_embedding(parents, moves.column, new_values) for k in kernels}
+        hints = {k: k.neighbour_embedding(parents, moves.column, new_values) for k in kernels}
+        return {k: phi for k, phi in hints.items() if phi is not None}
 
     def candidates():  # the pool of starting candidates, part by part (bounded memory)
         # (points, their row keys or None, their embeddings): a neighbour's key and embedding

@@ -214,6 +214,13 @@ class HammingDistanceKernel(Kernel):
     of a finite dictionary's sampling noise (docs/results.md, Section 5, measures what that
     does to the ranking of the points near the incumbent).
 
+    With an isotropic Matérn-5/2 base kernel the covariance is computed from the distances
+    themselves, ``(1 + r + r^2 / 3) exp(-r)`` with ``r = sqrt(5 H) / l`` (one ``N x n x D``
+    product for the distances, then ``O(N n)``), and the local search gets its neighbours'
+    distances to the training points from their parent's (:meth:`neighbour_embedding`,
+    ``O(n)`` per neighbour, where recomputing costs ``O(n D)``): the kernel's "embedding" of a
+    point is its distances to the last training inputs it was evaluated against.
+
     Args:
         cardinalities: number of values of each of the ``d`` discrete variables.
         base_kernel: a kernel on the ``sum_j (c_j if c_j > 2 else 1)`` encoded columns.
@@ -221,6 +228,11 @@ class HammingDistanceKernel(Kernel):
     """
 
     has_lengthscale = False
+    #: (points, their ``N x n`` squared distances, the ``n`` reference rows), see
+    #: :meth:`hint_embedding`
+    _hint: tuple[Tensor, Tensor, Tensor] | None = None
+    #: the second input of the last cross-covariance (the training inputs, in a posterior)
+    _reference: tuple[Tensor] | None = None
 
     def __init__(self, cardinalities: Any, base_kernel: Kernel, active_dims: Any = None,
                  **kwargs: Any) -> None:
@@ -231,6 +243,12 @@ class HammingDistanceKernel(Kernel):
         categorical = [j for j, c in enumerate(self.cardinalities) if c != 2]
         self.register_buffer("binary_columns", torch.tensor(binary, dtype=torch.long))
         self.register_buffer("categorical_columns", torch.tensor(categorical, dtype=torch.long))
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(super().__getstate__())
+        state.pop("_reference", None)  # remembered inputs are not part of the kernel
+        state.pop("_hint", None)
+        return state
 
     @property
     def embedding_dim(self) -> int:
@@ -253,10 +271,98 @@ class HammingDistanceKernel(Kernel):
         parts.append(one_hot(categorical, cards) / math.sqrt(2))
         return torch.cat(parts, -1)
 
+    def squared_distances(self, z1: Tensor, z2: Tensor) -> Tensor:
+        """``H(z1_a, z2_b)`` (``... x N x M``) of ``... x N x d`` and ``... x M x d`` discrete
+        inputs: ``|e1|^2 + |e2|^2 - 2 e1 e2^T``, exact for integer-coded inputs (the encoded
+        entries are 0, 1 and ``1 / sqrt(2)``, whose squares and products are dyadic)."""
+        e1 = self.embed(z1)
+        e2 = e1 if z2 is z1 else self.embed(z2)
+        norms1 = e1.pow(2).sum(-1)
+        norms2 = norms1 if e2 is e1 else e2.pow(2).sum(-1)
+        inner = e1 @ e2.transpose(-1, -2)
+        return (norms1.unsqueeze(-1) + norms2.unsqueeze(-2) - 2 * inner).clamp_min(0)
+
+    def _isotropic_matern52(self) -> bool:
+        """Whether the base kernel is a Matérn-5/2 of the distance (one lengthscale)."""
+        base = self.base_kernel
+        return (type(base) is MaternKernel and base.nu == 2.5 and not base.batch_shape
+                and base.lengthscale.numel() == 1)
+
     def forward(self, x1: Tensor, x2: Tensor, diag: bool = False, **params: Any) -> Tensor:
-        e1 = self.embed(x1)
-        e2 = e1 if x2 is x1 else self.embed(x2)
-        return self.base_kernel.forward(e1, e2, diag=diag, **params)
+        if not self._isotropic_matern52():
+            e1 = self.embed(x1)
+            e2 = e1 if x2 is x1 else self.embed(x2)
+            return self.base_kernel.forward(e1, e2, diag=diag, **params)
+        if diag:
+            squared = (self.embed(x1) - self.embed(x2)).pow(2).sum(-1)
+        else:
+            squared = self._hinted_distances(x1, x2)
+            if squared is None:
+                squared = self.squared_distances(x1, x2)
+            if x2 is not x1 and not x2.requires_grad:
+                self._reference = (x2,)
+        lengthscale = self.base_kernel.lengthscale.reshape(())
+        if squared.requires_grad or (lengthscale.requires_grad and torch.is_grad_enabled()):
+            r = (5 * squared).clamp_min(1e-30).sqrt() / lengthscale
+            return (1 + r + r.pow(2) / 3) * torch.exp(-r)
+        # the same in place: N x n elementwise passes are this kernel's cost in a search
+        r = (5 * squared).clamp_min_(1e-30).sqrt_().div_(lengthscale)
+        return torch.exp(-r).mul_(r.div(3).add_(1).mul_(r).add_(1))
+
+    def _hinted_distances(self, x1: Tensor, x2: Tensor) -> Tensor | None:
+        """The hinted ``N x n`` distances, if ``x1`` are the hinted points and ``x2`` the
+        reference rows they were computed against (checked exactly)."""
+        if self._hint is None:
+            return None
+        points, squared, reference = self._hint
+        if _equal(points, x1) and _equal(reference, x2):
+            return squared.to(x1)
+        return None
+
+    def neighbour_embedding(self, X: Tensor, column: Tensor, new_values: Tensor) -> Tensor | None:
+        """Squared distances (``b x K x n``) of the ``K`` one-parameter neighbours of each row
+        of ``X`` (``b x dim``) to the ``n`` reference rows (the training inputs of the last
+        cross-covariance); neighbour ``k`` sets column ``column[k]`` to ``new_values[:, k]``.
+        A change of variable ``j`` moves the distance to row ``i`` by
+        ``[z'_j != r_ij] - [z_j != r_ij]``: ``O(b K n)``, where recomputing costs
+        ``O(b K n D)``. ``None`` before any cross-covariance (no reference yet) or with a
+        base kernel that is not a Matérn of the distance."""
+        if self._reference is None or not self._isotropic_matern52():
+            return None
+        reference = self._reference[0]
+        X = X.to(reference)
+        dims = self.active_dims if self.active_dims is not None else torch.arange(
+            X.shape[-1], device=X.device)
+        position = torch.full((X.shape[-1],), -1, dtype=torch.long, device=X.device)
+        position[dims.to(X.device)] = torch.arange(len(dims), device=X.device)
+        j = position[column.to(X.device)]  # K positions among the discrete columns, or -1
+        inside = (j >= 0).unsqueeze(-1)
+        j = j.clamp_min(0)
+        Z = self.discrete_columns(X)
+        parents = self.squared_distances(Z, reference)  # b x n
+        rows = reference[:, j].T  # K x n
+        old = Z[:, j].unsqueeze(-1)  # b x K x 1
+        new = new_values.to(X).unsqueeze(-1)
+        change = (new != rows).to(X).sub_((old != rows).to(X))  # b x K x n
+        return change.mul_(inside).add_(parents.unsqueeze(1))
+
+    @contextmanager
+    def hint_embedding(self, X: Tensor, phi: Tensor) -> Iterator[None]:
+        """Within the block, a cross-covariance of inputs equal to the discrete columns of
+        ``X`` (``N x dim``) against the reference rows takes ``phi`` (``N x n``, from
+        :meth:`neighbour_embedding`) as its squared distances."""
+        try:
+            if self._reference is not None:
+                self._hint = (self.discrete_columns(X), phi, self._reference[0])
+            yield
+        finally:
+            self._hint = None
+
+
+def _equal(a: Tensor, b: Tensor) -> bool:
+    """Whether ``a`` and ``b`` hold the same values (the same memory, or compared)."""
+    return a.shape == b.shape and a.device == b.device and (
+        _same_memory(a, b) or torch.equal(a.to(b.dtype), b))
 
 
 def _same_memory(a: Tensor, b: Tensor) -> bool:

@@ -10,6 +10,7 @@ node. :class:`bodi.models.single_task.FastSingleTaskGP` uses them when it can.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -60,38 +61,64 @@ class GaussianLogDensity(torch.autograd.Function):
         return grad * _gaussian_log_density_gradient(L, alpha), -grad * alpha.squeeze(-1)
 
 
-def _matern52(Z: Tensor, lengthscale: Tensor) -> tuple[Tensor, tuple[Tensor, ...]]:
+@dataclass(frozen=True)
+class PairwiseSquaredDistances:
+    """The ``n x n`` squared distances ``sum_j (z_aj - z_bj)^2`` of a factor's inputs: all that a
+    Matérn factor with one lengthscale needs of them, computed once per fit (an ``n x n x m``
+    product) instead of once per evaluation of the loss (:func:`loss_inputs`)."""
+
+    value: Tensor
+
+
+def pairwise_squared_distances(Z: Tensor) -> PairwiseSquaredDistances:
+    """The :class:`PairwiseSquaredDistances` of ``n x m`` inputs ``Z`` (zero diagonal)."""
+    Z = Z - Z.mean(-2, keepdim=True)  # as GPyTorch: distances are unchanged, rounding less
+    squared = Z.pow(2).sum(-1)
+    distance2 = (squared.unsqueeze(-1) + squared.unsqueeze(-2) - 2 * Z @ Z.transpose(-1, -2))
+    distance2 = distance2.clamp_min(0)
+    distance2.diagonal(dim1=-2, dim2=-1).zero_()
+    return PairwiseSquaredDistances(distance2)
+
+
+def _matern52(
+    Z: Tensor | PairwiseSquaredDistances, lengthscale: Tensor
+) -> tuple[Tensor, tuple[Tensor | None, ...]]:
     """The Matérn-5/2 ARD covariance ``K`` (``n x n``) of ``n x m`` inputs ``Z`` with ``m``
-    lengthscales, and what :func:`_matern52_lengthscale_gradient` needs:
+    lengthscales (or one shared lengthscale, when ``Z`` may also be given as its
+    :class:`PairwiseSquaredDistances`), and what :func:`_matern52_lengthscale_gradient` needs:
 
         K_ab = (1 + r + r^2 / 3) exp(-r),   r_ab^2 = 5 sum_j (z_aj - z_bj)^2 / l_j^2.
     """
-    Z = Z - Z.mean(-2, keepdim=True)  # as GPyTorch: distances are unchanged, rounding less
-    X = Z / lengthscale
-    squared = X.pow(2).sum(-1)
-    distance2 = (squared.unsqueeze(-1) + squared.unsqueeze(-2) - 2 * X @ X.transpose(-1, -2))
-    distance2 = distance2.clamp_min(0)
-    distance2.diagonal(dim1=-2, dim2=-1).zero_()
+    if isinstance(Z, PairwiseSquaredDistances):
+        distance2, Z = Z.value / lengthscale.reshape(()).pow(2), None
+    else:
+        Z = Z - Z.mean(-2, keepdim=True)  # as GPyTorch: distances are unchanged, rounding less
+        X = Z / lengthscale
+        squared = X.pow(2).sum(-1)
+        distance2 = (squared.unsqueeze(-1) + squared.unsqueeze(-2) - 2 * X @ X.transpose(-1, -2))
+        distance2 = distance2.clamp_min(0)
+        distance2.diagonal(dim1=-2, dim2=-1).zero_()
     r = (5 * distance2).sqrt()
     decay = torch.exp(-r)
     return (1 + r + r.pow(2) / 3) * decay, (Z, lengthscale, r, decay)
 
 
-def _matern52_lengthscale_gradient(G: Tensor, saved: tuple[Tensor, ...]) -> Tensor:
+def _matern52_lengthscale_gradient(G: Tensor, saved: tuple[Tensor | None, ...]) -> Tensor:
     """``dL / dl`` (the lengthscale's shape) for an upstream gradient ``G = dL / dK``:
 
         dK_ab / dl_j = (5 / 3) (1 + r_ab) exp(-r_ab) (z_aj - z_bj)^2 / l_j^3,
 
     so with ``M = G o (5 / 3) (1 + r) exp(-r)``,
     ``dL / dl_j = (sum_a z_aj^2 (M 1 + M^T 1)_a - 2 z_j^T M z_j) / l_j^3``: two ``n x n x m``
-    products; a single lengthscale shared by all ``m`` columns gets the sum over ``j``."""
+    products. A single lengthscale shared by all ``m`` columns gets the sum over ``j``, which
+    is ``sum_ab M_ab r_ab^2 / (5 l)`` (``sum_j (z_aj - z_bj)^2 = r_ab^2 l^2 / 5``): ``O(n^2)``."""
     Z, lengthscale, r, decay = saved
     M = G * (5 / 3) * (1 + r) * decay
+    if lengthscale.numel() == 1:  # one lengthscale shared by every column
+        return ((M * r.pow(2)).sum() / (5 * lengthscale.reshape(()))).reshape(lengthscale.shape)
     outer = (Z.pow(2) * (M.sum(-1) + M.sum(-2)).unsqueeze(-1)).sum(-2)
     inner = (Z * (M @ Z)).sum(-2)
     gradient = (outer - 2 * inner) / lengthscale.reshape(-1).pow(3)
-    if lengthscale.numel() == 1 < Z.shape[-1]:  # one lengthscale shared by every column
-        gradient = gradient.sum(-1)
     return gradient.reshape(lengthscale.shape)
 
 
@@ -143,9 +170,10 @@ class MaternGPLoss(torch.autograd.Function):
     an evaluation's time at ``n = 100``, docs/speed.md). Value and gradient equal GPyTorch's
     ``-mll(model(X), y)`` (tested).
 
-    Args (of ``apply``): ``y`` (``n``), the factors' inputs ``Z_k`` (a tuple), their priors (a
-    tuple of ``LogNormalPrior`` or ``None``), the noise's prior, then the tensors that take a
-    gradient: ``s2`` (1 element), ``c`` (1 element) and the lengthscales ``l_k``.
+    Args (of ``apply``): ``y`` (``n``), the factors' inputs ``Z_k`` (a tuple, of
+    :func:`loss_inputs`), their priors (a tuple of ``LogNormalPrior`` or ``None``), the noise's
+    prior, then the tensors that take a gradient: ``s2`` (1 element), ``c`` (1 element) and the
+    lengthscales ``l_k``.
     """
 
     @staticmethod
@@ -199,6 +227,15 @@ def factor_inputs(kernel: Kernel, X: Tensor) -> Tensor:
     if is_embedding_kernel(kernel):
         return kernel.embed(kernel.discrete_columns(X))
     return X if kernel.active_dims is None else X[..., kernel.active_dims.to(X.device)]
+
+
+def loss_inputs(kernel: Kernel, X: Tensor) -> Tensor | PairwiseSquaredDistances:
+    """What :class:`MaternGPLoss` needs of a factor's inputs: :func:`factor_inputs`, or their
+    :class:`PairwiseSquaredDistances` when the factor's Matérn has one lengthscale."""
+    Z = factor_inputs(kernel, X)
+    if matern_of(kernel).lengthscale.numel() == 1:
+        return pairwise_squared_distances(Z)
+    return Z
 
 
 def is_plain_matern52(kernel: Kernel) -> bool:

@@ -26,9 +26,9 @@ from bodi.models.fit_loss import (
     GaussianLogDensity,
     MaternGPLoss,
     dense_train_covariance,
-    factor_inputs,
     is_embedding_kernel,
     is_plain_matern52,
+    loss_inputs,
     matern_of,
 )
 
@@ -49,6 +49,7 @@ class FastSingleTaskGP(SingleTaskGP):
 
     _marginal_cache: tuple[Tensor, Tensor] | None = None
     _loss_plan: tuple | None = None
+    _loss_input_cache: tuple | None = None
 
     def compute_custom_loss(self, mll: ExactMarginalLogLikelihood, **kwargs: Any) -> Tensor:
         """The loss ``fit_gpytorch_mll`` minimises: ``-mll(model(X), y)``, i.e.
@@ -74,7 +75,7 @@ class FastSingleTaskGP(SingleTaskGP):
         plan = None if X.requires_grad else self._matern_loss_plan()
         if plan is not None:
             factors, priors, noise_prior = plan
-            inputs = tuple(factor_inputs(kernel, X) for kernel in factors)
+            inputs = self._loss_inputs(factors, X)
             lengthscales = (matern_of(kernel).lengthscale for kernel in factors)
             return MaternGPLoss.apply(y, inputs, priors, noise_prior, self.likelihood.noise,
                                        self.mean_module.constant, *lengthscales)
@@ -92,6 +93,16 @@ class FastSingleTaskGP(SingleTaskGP):
         if self._loss_plan is None:  # once per training phase (``train()`` forgets it)
             self._loss_plan = (self._find_matern_loss_plan(),)
         return self._loss_plan[0]
+
+    def _loss_inputs(self, factors: tuple[Kernel, ...], X: Tensor) -> tuple:
+        """The factors' :func:`loss_inputs` of the training inputs ``X``, computed once per
+        training phase while ``X`` is the same, unmodified tensor (they depend on nothing that
+        the fit changes)."""
+        cached = self._loss_input_cache
+        if cached is None or cached[0] is not X or cached[1] != X._version:
+            cached = (X, X._version, tuple(loss_inputs(kernel, X) for kernel in factors))
+            self._loss_input_cache = cached
+        return cached[2]
 
     def _find_matern_loss_plan(
         self,
@@ -131,6 +142,7 @@ class FastSingleTaskGP(SingleTaskGP):
         if mode or self.training:  # hyperparameters or data may have changed in training mode;
             self._marginal_cache = None  # eval() while already in eval mode keeps the cache
             self._loss_plan = None
+            self._loss_input_cache = None
         return super().train(mode)
 
     def _cache(self) -> tuple[Tensor, Tensor]:

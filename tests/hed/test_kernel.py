@@ -223,3 +223,40 @@ def test_the_many_row_limit_of_the_hed_distance_is_the_hamming_distance():
     phi = hamming_embedding(z, A, [2] * d)
     squared = (phi[0] - phi[1]).pow(2).mean()
     assert abs(float(squared) - float((z[0] != z[1]).sum())) < 0.2
+
+
+@pytest.mark.parametrize("space", [
+    MIXED,  # categorical and ordinal columns beside the binary ones
+    SearchSpace([Binary(f"b{i}") for i in range(9)]),  # every column (no active_dims)
+])
+def test_hamming_neighbour_distances_equal_the_distances_of_the_neighbours(space):
+    """The neighbours' squared distances to the training rows follow from their parent's
+    (``O(n)`` each), and a cross-covariance of the hinted points takes them."""
+    from bodi.hed.kernel import HammingDistanceKernel
+
+    columns = None if list(space.discrete_dims) == list(range(space.dim)) else space.discrete_dims
+    kernel = HammingDistanceKernel(space.cardinalities, MaternKernel(nu=2.5), active_dims=columns)
+    kernel.base_kernel.lengthscale = 1.3
+    moves = NeighbourMoves(space)
+    X = space.sample(4, generator=torch.Generator().manual_seed(5))
+    train = space.sample(11, generator=torch.Generator().manual_seed(6))
+    _, new_values = moves.moved_values(X)
+    assert kernel.neighbour_embedding(X, moves.column, new_values) is None  # no reference yet
+    with torch.no_grad():
+        kernel(X, train).to_dense()  # a cross-covariance: the training rows become the reference
+    fast = kernel.neighbour_embedding(X, moves.column, new_values)
+    neighbours = moves.apply(X)
+    Z, R = neighbours[..., space.discrete_dims], train[:, space.discrete_dims]
+    H = (Z.unsqueeze(-2) != R).sum(-1).to(X)  # 4 x K x 11
+    assert torch.equal(fast, H)
+    flat = neighbours.reshape(-1, space.dim)
+    with torch.no_grad():
+        exact = kernel(flat, train).to_dense()
+        with embedding_hint({kernel: fast.reshape(len(flat), -1) + 1.0}, flat):
+            hinted = kernel(flat, train).to_dense()  # the hint is taken for these points
+            other = kernel(flat[:3], train).to_dense()  # other points are computed
+    assert not torch.allclose(hinted, exact)
+    torch.testing.assert_close(other, exact[:3])
+    r = (5 * (H.reshape(len(flat), -1) + 1.0)).sqrt() / 1.3
+    torch.testing.assert_close(hinted, (1 + r + r**2 / 3) * torch.exp(-r))
+    assert kernel._hint is None
