@@ -293,6 +293,8 @@ class HammingDistanceKernel(Kernel):
             e1 = self.embed(x1)
             e2 = e1 if x2 is x1 else self.embed(x2)
             return self.base_kernel.forward(e1, e2, diag=diag, **params)
+        if diag and x2 is x1:  # a point's variance: the Matérn at distance zero
+            return x1.new_ones(x1.shape[:-1])
         if diag:
             squared = (self.embed(x1) - self.embed(x2)).pow(2).sum(-1)
         else:
