@@ -160,14 +160,15 @@ def fit_model(model: SingleTaskGP, maxiter: int | None = FIT_MAXITER) -> SingleT
 
 
 def lengthscales(model: SingleTaskGP) -> dict[str, Tensor]:
-    """Lengthscales of the fitted HED or Hamming (``"embedding"``) and ordinal (``"ordinal"``)
-    factors."""
+    """Lengthscales of the fitted HED (``"embedding"``), Hamming-distance (``"hamming"``) and
+    ordinal (``"ordinal"``) factors."""
     out: dict[str, Tensor] = {}
     covar = model.covar_module
     factors = covar.kernels if isinstance(covar, ProductKernel) else [covar]
     for kernel in factors:
         if is_embedding_kernel(kernel):
-            out["embedding"] = kernel.base_kernel.lengthscale.detach().reshape(-1)
+            key = "hamming" if isinstance(kernel, HammingDistanceKernel) else "embedding"
+            out[key] = kernel.base_kernel.lengthscale.detach().reshape(-1)
         else:
             out["ordinal"] = kernel.lengthscale.detach().reshape(-1)
     return out

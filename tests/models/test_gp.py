@@ -195,9 +195,9 @@ def test_the_fit_loss_of_the_hamming_kernel_equals_gpytorchs(space):
             p.add_(0.3 * torch.rand(p.shape, generator=torch.Generator().manual_seed(8)).to(p))
     _assert_one_step_loss_equals_gpytorchs(model)
     fit_model(model)
-    assert set(lengthscales(model)) == ({"embedding", "ordinal"} if space is MIXED
-                                         else {"embedding"})
-    assert lengthscales(model)["embedding"].numel() == 1
+    assert set(lengthscales(model)) == ({"hamming", "ordinal"} if space is MIXED
+                                         else {"hamming"})
+    assert lengthscales(model)["hamming"].numel() == 1
 
 
 @pytest.mark.parametrize("case", ["two outputs", "input transform"])
@@ -249,3 +249,20 @@ def test_the_fit_loss_of_other_kernels_equals_gpytorchs(kernel):
     torch.testing.assert_close(ours[0], gpytorch[0])
     for a, b in zip(ours[1], gpytorch[1], strict=True):
         torch.testing.assert_close(a, b)
+
+
+def test_the_product_kernels_fit_loss_equals_gpytorchs_and_keeps_both_lengthscales():
+    """``hed*hamming``: the one-lengthscale factor's loss inputs are its pairwise distances
+    (computed once per fit), the HED factor's its embedding; value and gradient as GPyTorch's."""
+    from bodi.models.gp import make_gp, make_hed_hamming_kernel
+
+    dictionary = make_dictionary("diverse", 6, MIXED.cardinalities, seed=1)
+    model = make_gp(*_data(MIXED, n=25, seed=4), make_hed_hamming_kernel(MIXED, dictionary))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.3 * torch.rand(p.shape, generator=torch.Generator().manual_seed(9)).to(p))
+    _assert_one_step_loss_equals_gpytorchs(model)
+    fit_model(model)
+    scales = lengthscales(model)
+    assert set(scales) == {"embedding", "hamming", "ordinal"}
+    assert scales["embedding"].numel() == 6 and scales["hamming"].numel() == 1
