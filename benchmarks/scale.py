@@ -7,6 +7,7 @@ Usage:
     python benchmarks/scale.py --max-model-points 500           # a smaller local model
     python benchmarks/scale.py --dims 4000 --n 100 --redo       # re-measure after a change
     python benchmarks/scale.py --problem ackley --dims 200,1000 --n 300,500   # mixed spaces
+    python benchmarks/scale.py --kernel "hed*hamming" --dims 1000 --n 1000   # another kernel
 
 Each cell (d, n) runs in a fresh process: a binary planted problem with ``d`` variables
 (``--problem planted``, the default) or the mixed Ackley with ``d`` binary and 3 continuous
@@ -17,7 +18,7 @@ observations of its initial design, then ``--asks`` consecutive asks (each follo
 tell). The child reports the median, min and max seconds per ask and its peak memory: the
 process's peak resident set (``ru_maxrss``) and, on CUDA, ``torch.cuda.max_memory_allocated``.
 Results are appended to ``--out`` (JSON lines) and cells already there for the same device,
-dtype and thread count are skipped, so an interrupted grid resumes (``--redo`` measures them
+dtype, thread count and kernel are skipped, so an interrupted grid resumes (``--redo`` measures them
 again; each record names the git commit it measured). A cell that runs longer
 than ``--cell-timeout`` seconds is recorded as timed out; one that crashes is only reported.
 Run it on an otherwise idle machine: the timings are wall-clock.
@@ -40,7 +41,8 @@ HERE = Path(__file__).resolve().parent
 
 
 def run_cell(d: int, n: int, asks: int, device: str, dtype: str, threads: int,
-             max_model_points: int | None = 1000, problem_name: str = "planted") -> dict:
+             max_model_points: int | None = 1000, problem_name: str = "planted",
+             kernel: str = "hed") -> dict:
     """Time ``asks`` asks at (d, n) in this process; returns the cell's record."""
     import torch
 
@@ -51,7 +53,7 @@ def run_cell(d: int, n: int, asks: int, device: str, dtype: str, threads: int,
     torch.set_num_threads(threads)
     problem = planted_binary(d, seed=0) if problem_name == "planted" else ackley(d + 3)
     opt = bodi.BODi(problem.space, seed=0, n_init=n, device=device, dtype=dtype,
-                    max_model_points=max_model_points)
+                    max_model_points=max_model_points, kernel=kernel)
     design = opt.ask(n)
     opt.tell(design, problem.evaluate(design).tolist())
     if device.startswith("cuda"):
@@ -85,7 +87,8 @@ def _commit() -> str | None:
 
 def _key(record: dict) -> tuple:
     return (record.get("problem", "planted"), record["d"], record["n"], record["device"],
-            record["dtype"], record["threads"], record.get("max_model_points", 1000))
+            record["dtype"], record["threads"], record.get("max_model_points", 1000),
+            record.get("kernel", "hed"))
 
 
 def main() -> None:
@@ -101,6 +104,8 @@ def main() -> None:
     parser.add_argument("--out", default=str(HERE / "results" / "scale.jsonl"))
     parser.add_argument("--max-model-points", type=int, default=1000,
                         help="BODi's max_model_points (0: every trial)")
+    parser.add_argument("--kernel", default="hed", help="BODi's kernel (records before the "
+                        "option: hed)")
     parser.add_argument("--cell-timeout", type=float, default=3600.0)
     parser.add_argument("--redo", action="store_true",
                         help="measure the selected cells again (the new record replaces the old)")
@@ -109,7 +114,7 @@ def main() -> None:
     if args.cell:
         d, n = (int(v) for v in args.cell.split(","))
         print(json.dumps(run_cell(d, n, args.asks, args.device, args.dtype, args.threads,
-                                  args.max_model_points or None, args.problem)))
+                                  args.max_model_points or None, args.problem, args.kernel)))
         return
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -125,7 +130,7 @@ def main() -> None:
         for n in (int(v) for v in args.n.split(",")):
             cell = {"problem": args.problem, "d": d, "n": n, "device": args.device,
                     "dtype": args.dtype, "threads": args.threads, "asks": args.asks,
-                    "max_model_points": args.max_model_points}
+                    "max_model_points": args.max_model_points, "kernel": args.kernel}
             if _key(cell) in done and not args.redo:
                 continue
             cell["commit"] = _commit()
@@ -133,7 +138,7 @@ def main() -> None:
                        "--device", args.device, "--dtype", args.dtype,
                        "--threads", str(args.threads),
                        "--max-model-points", str(args.max_model_points),
-                       "--problem", args.problem]
+                       "--problem", args.problem, "--kernel", args.kernel]
             start = time.perf_counter()
             try:
                 child = subprocess.run(command, capture_output=True, text=True, env=env,
@@ -156,8 +161,9 @@ def main() -> None:
 
 def print_table(records) -> None:
     """The Markdown table of every recorded cell."""
-    print("| problem | device | dtype | threads | d | n | model n | median s per ask | min-max "
-          "| peak RSS MB | peak CUDA MB |\n|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| problem | kernel | device | dtype | threads | d | n | model n | median s per ask "
+          "| min-max | peak RSS MB | peak CUDA MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in sorted(records, key=_key):
         if "error" in r:
             timing, spread, rss = r["error"], "", ""
@@ -167,7 +173,8 @@ def print_table(records) -> None:
             rss = f"{r['peak_rss_mb']:.0f}"
         cuda = f"{r['peak_cuda_mb']:.0f}" if "peak_cuda_mb" in r else ""
         model_n = r.get("model_n", "")
-        print(f"| {r.get('problem', 'planted')} | {r['device']} | {r['dtype']} "
+        print(f"| {r.get('problem', 'planted')} | {r.get('kernel', 'hed')} | {r['device']} "
+              f"| {r['dtype']} "
               f"| {r['threads']} | {r['d']} | {r['n']} "
               f"| {model_n} | {timing} | {spread} | {rss} | {cuda} |")
 
