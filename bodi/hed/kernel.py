@@ -162,13 +162,7 @@ class HammingEmbeddingKernel(Kernel):
         ``active_dims`` leave the embedding unchanged."""
         X = X.to(self.projection)
         new_values = new_values.to(X)
-        dims = self.active_dims if self.active_dims is not None else torch.arange(
-            X.shape[-1], device=X.device)
-        position = torch.full((X.shape[-1],), -1, dtype=torch.long, device=X.device)
-        position[dims.to(X.device)] = torch.arange(len(dims), device=X.device)
-        j = position[column.to(X.device)]  # K positions among the discrete columns, or -1
-        inside = j >= 0
-        j = j.clamp_min(0)
+        j, inside = _moved_positions(self.active_dims, X, column)
         d = len(self.cardinalities)
         Z = self.discrete_columns(X)
         parents = self.embed(Z) * d  # b x m, unnormalised
@@ -333,13 +327,8 @@ class HammingDistanceKernel(Kernel):
             return None
         reference = self._reference[0]
         X = X.to(reference)
-        dims = self.active_dims if self.active_dims is not None else torch.arange(
-            X.shape[-1], device=X.device)
-        position = torch.full((X.shape[-1],), -1, dtype=torch.long, device=X.device)
-        position[dims.to(X.device)] = torch.arange(len(dims), device=X.device)
-        j = position[column.to(X.device)]  # K positions among the discrete columns, or -1
-        inside = (j >= 0).unsqueeze(-1)
-        j = j.clamp_min(0)
+        j, inside = _moved_positions(self.active_dims, X, column)
+        inside = inside.unsqueeze(-1)
         Z = self.discrete_columns(X)
         parents = self.squared_distances(Z, reference)  # b x n
         rows = reference[:, j].T  # K x n
@@ -365,6 +354,19 @@ def _equal(a: Tensor, b: Tensor) -> bool:
     """Whether ``a`` and ``b`` hold the same values (the same memory, or compared)."""
     return a.shape == b.shape and a.device == b.device and (
         _same_memory(a, b) or torch.equal(a.to(b.dtype), b))
+
+
+def _moved_positions(active_dims: Tensor | None, X: Tensor,
+                     column: Tensor) -> tuple[Tensor, Tensor]:
+    """For ``K`` moves of the columns ``column`` of ``X`` (``b x dim``): each move's position
+    among a kernel's ``active_dims`` (0 for a column outside them) and whether it is inside
+    (``K`` each)."""
+    dims = active_dims if active_dims is not None else torch.arange(X.shape[-1],
+                                                                    device=X.device)
+    position = torch.full((X.shape[-1],), -1, dtype=torch.long, device=X.device)
+    position[dims.to(X.device)] = torch.arange(len(dims), device=X.device)
+    j = position[column.to(X.device)]  # K positions among the discrete columns, or -1
+    return j.clamp_min(0), j >= 0
 
 
 def _same_memory(a: Tensor, b: Tensor) -> bool:
