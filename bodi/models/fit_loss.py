@@ -72,12 +72,16 @@ class PairwiseSquaredDistances:
 
 def pairwise_squared_distances(Z: Tensor) -> PairwiseSquaredDistances:
     """The :class:`PairwiseSquaredDistances` of ``n x m`` inputs ``Z`` (zero diagonal)."""
-    Z = Z - Z.mean(-2, keepdim=True)  # as GPyTorch: distances are unchanged, rounding less
-    squared = Z.pow(2).sum(-1)
-    distance2 = (squared.unsqueeze(-1) + squared.unsqueeze(-2) - 2 * Z @ Z.transpose(-1, -2))
+    return PairwiseSquaredDistances(_squared_distances(Z - Z.mean(-2, keepdim=True)))
+
+
+def _squared_distances(X: Tensor) -> Tensor:
+    """``n x n`` squared distances of the rows of ``X``, clamped at 0, with a zero diagonal."""
+    squared = X.pow(2).sum(-1)
+    distance2 = (squared.unsqueeze(-1) + squared.unsqueeze(-2) - 2 * X @ X.transpose(-1, -2))
     distance2 = distance2.clamp_min(0)
     distance2.diagonal(dim1=-2, dim2=-1).zero_()
-    return PairwiseSquaredDistances(distance2)
+    return distance2
 
 
 def _matern52(
@@ -93,11 +97,7 @@ def _matern52(
         distance2, Z = Z.value / lengthscale.reshape(()).pow(2), None
     else:
         Z = Z - Z.mean(-2, keepdim=True)  # as GPyTorch: distances are unchanged, rounding less
-        X = Z / lengthscale
-        squared = X.pow(2).sum(-1)
-        distance2 = (squared.unsqueeze(-1) + squared.unsqueeze(-2) - 2 * X @ X.transpose(-1, -2))
-        distance2 = distance2.clamp_min(0)
-        distance2.diagonal(dim1=-2, dim2=-1).zero_()
+        distance2 = _squared_distances(Z / lengthscale)
     r = (5 * distance2).sqrt()
     decay = torch.exp(-r)
     return (1 + r + r.pow(2) / 3) * decay, (Z, lengthscale, r, decay)
