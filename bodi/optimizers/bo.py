@@ -39,6 +39,7 @@ from bodi.hed.dictionaries import (
 )
 from bodi.models.gp import (
     fit_model,
+    leave_one_out_log_likelihood,
     make_gp,
     make_hamming_kernel,
     make_hed_hamming_kernel,
@@ -486,9 +487,12 @@ def squash_outcomes(Y: Tensor, dtype: torch.dtype = torch.float64) -> Tensor:
 #: where BODi's dictionary rows are relabelled around (see ``BODi(dictionary_reference=...)``)
 DICTIONARY_REFERENCES = ("none", "random", "incumbent")
 #: :class:`BODi`'s models of the discrete parameters: the HED kernel with its dictionary,
-#: the Matérn of the exact Hamming distance with one lengthscale (HED's many-row limit), or
-#: their product
-KERNELS = ("hed", "hamming", "hed*hamming")
+#: the Matérn of the exact Hamming distance with one lengthscale (HED's many-row limit),
+#: their product, or for each suggestion the one of the last two that predicts the data better
+#: (``"auto"``, :data:`AUTO_KERNELS`)
+KERNELS = ("hed", "hamming", "hed*hamming", "auto")
+#: the kernels that ``kernel="auto"`` chooses between, by leave-one-out predictive density
+AUTO_KERNELS = ("hamming", "hed*hamming")
 
 
 class BODi(GPOptimizer):
@@ -530,7 +534,10 @@ class BODi(GPOptimizer):
         kernel: the model of the binary/categorical parameters: ``"hed"`` (default, the HED
             kernel with the dictionary above) or ``"hamming"`` (a Matérn-5/2 of the exact
             Hamming distance with one lengthscale, HED's limit of many random rows; the
-            dictionary options are then unused) or ``"hed*hamming"`` (their product).
+            dictionary options are then unused) or ``"hed*hamming"`` (their product) or
+            ``"auto"``: for each suggestion both ``"hamming"`` and ``"hed*hamming"`` are
+            fitted and the one with the larger leave-one-out log predictive density of the
+            completed trials is used (:func:`bodi.models.gp.leave_one_out_log_likelihood`).
 
     Examples:
         >>> opt = BODi(space, seed=0)
@@ -613,11 +620,18 @@ class BODi(GPOptimizer):
         return None
 
     def make_model(self, train_X: Tensor, train_Y: Tensor) -> Model:
-        """The GP on the HED embedding with this iteration's dictionary (``kernel="hed"``) or
-        on the Hamming distance (``kernel="hamming"``), fitted."""
-        if self.kernel == "hamming":
+        """The GP of ``self.kernel`` (see the class's ``kernel`` argument), fitted."""
+        if self.kernel == "auto":
+            models = [self._fit_kernel(kernel, train_X, train_Y) for kernel in AUTO_KERNELS]
+            scores = [float(leave_one_out_log_likelihood(model)) for model in models]
+            return models[max(range(len(models)), key=scores.__getitem__)]
+        return self._fit_kernel(self.kernel, train_X, train_Y)
+
+    def _fit_kernel(self, kernel: str, train_X: Tensor, train_Y: Tensor) -> Model:
+        """The fitted GP with the discrete model ``kernel`` (one of :data:`KERNELS` but auto)."""
+        if kernel == "hamming":
             return fit_model(make_gp(train_X, train_Y, make_hamming_kernel(self.space)))
-        if self.kernel == "hed*hamming":
-            kernel = make_hed_hamming_kernel(self.space, self.make_dictionary())
-            return fit_model(make_gp(train_X, train_Y, kernel))
+        if kernel == "hed*hamming":
+            covar = make_hed_hamming_kernel(self.space, self.make_dictionary())
+            return fit_model(make_gp(train_X, train_Y, covar))
         return fit_model(make_hed_model(train_X, train_Y, self.space, self.make_dictionary()))

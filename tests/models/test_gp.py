@@ -266,3 +266,29 @@ def test_the_product_kernels_fit_loss_equals_gpytorchs_and_keeps_both_lengthscal
     scales = lengthscales(model)
     assert set(scales) == {"embedding", "hamming", "ordinal"}
     assert scales["embedding"].numel() == 6 and scales["hamming"].numel() == 1
+
+
+def test_leave_one_out_density_equals_refitting_without_each_point():
+    """The closed form equals the GP conditioned on the other n - 1 points (same
+    hyperparameters), point by point."""
+    from torch.distributions import Normal
+
+    from bodi.models.gp import leave_one_out_log_likelihood
+
+    dictionary = make_dictionary("diverse", 16, MIXED.cardinalities, seed=1)
+    model = fit_model(make_hed_model(*_data(MIXED, n=15), MIXED, dictionary))
+    X, y = model.train_inputs[0], model.train_targets
+    with torch.no_grad():
+        K = model.covar_module(X).to_dense() + model.likelihood.noise * torch.eye(len(y),
+                                                                                   dtype=y.dtype)
+        m = model.mean_module(X)
+        densities = []
+        for i in range(len(y)):
+            rest = [j for j in range(len(y)) if j != i]
+            weights = torch.linalg.solve(K[rest][:, rest], K[rest, i])
+            mean = m[i] + weights @ (y[rest] - m[rest])
+            variance = K[i, i] - weights @ K[rest, i]
+            densities.append(Normal(mean, variance.sqrt()).log_prob(y[i]))
+    expected = torch.stack(densities).mean()
+    assert torch.allclose(leave_one_out_log_likelihood(model), expected, rtol=1e-6)
+    assert not model.training  # still ready to predict

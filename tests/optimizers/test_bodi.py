@@ -260,6 +260,28 @@ def test_the_hamming_kernels_solve_a_planted_problem_and_are_recorded(kernel, ma
     assert opt.best[1] < random_best
 
 
+def test_the_auto_kernel_uses_the_model_that_predicts_left_out_trials_better(tmp_path):
+    from bodi.models.gp import leave_one_out_log_likelihood
+    from bodi.optimizers.bo import AUTO_KERNELS
+
+    problem = planted_mixed(seed=2)
+    opt = bodi.BODi(problem.space, seed=0, n_init=10, kernel="auto", num_restarts=4,
+                    raw_samples=256, dictionary_size=32, storage=tmp_path / "study.db")
+    for _ in range(14):
+        x = opt.ask()
+        opt.tell(x, float(problem(x)))
+    X, Y = opt.X_completed, opt.Y_completed
+    candidates = [opt._fit_kernel(kernel, X, Y) for kernel in AUTO_KERNELS]
+    scores = [float(leave_one_out_log_likelihood(model)) for model in candidates]
+    chosen = opt.make_model(X, Y)
+    best = candidates[scores.index(max(scores))]
+    assert type(chosen.covar_module) is type(best.covar_module)
+    assert torch.allclose(chosen.posterior(X).mean, best.posterior(X).mean)
+    assert bodi.load_study(tmp_path / "study.db").settings()["kernel"] == "auto"
+    with pytest.raises(ValueError, match="unknown kernel"):
+        bodi.BODi(problem.space, kernel="best")
+
+
 def test_defaults_are_the_incumbent_relative_dictionary_and_a_trust_region():
     space = SearchSpace([Binary(f"b{i}") for i in range(6)])
     opt = bodi.BODi(space)
