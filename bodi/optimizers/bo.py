@@ -30,6 +30,7 @@ from bodi.acquisition.trust_region import (
 )
 from bodi.checks import check_integer
 from bodi.device import dtype_name, model_tensor_kwargs
+from bodi.diagnostics import logger
 from bodi.directions import check_directions
 from bodi.hed.dictionaries import (
     UNRELABELLABLE_DICTIONARIES,
@@ -624,7 +625,11 @@ class BODi(GPOptimizer):
         if self.kernel == "auto":
             models = [self._fit_kernel(kernel, train_X, train_Y) for kernel in AUTO_KERNELS]
             scores = [float(leave_one_out_log_likelihood(model)) for model in models]
-            return models[max(range(len(models)), key=scores.__getitem__)]
+            chosen = max(range(len(models)), key=scores.__getitem__)
+            logger.debug("kernel='auto': %s (leave-one-out log density %s)",
+                         AUTO_KERNELS[chosen], ", ".join(f"{k} {v:.4g}" for k, v in
+                                                         zip(AUTO_KERNELS, scores, strict=True)))
+            return models[chosen]
         return self._fit_kernel(self.kernel, train_X, train_Y)
 
     def _fit_kernel(self, kernel: str, train_X: Tensor, train_Y: Tensor) -> Model:
