@@ -623,17 +623,19 @@ class BODi(GPOptimizer):
     def make_model(self, train_X: Tensor, train_Y: Tensor) -> Model:
         """The GP of ``self.kernel`` (see the class's ``kernel`` argument), fitted."""
         if self.kernel == "auto":
-            models = [self._fit_kernel(kernel, train_X, train_Y) for kernel in AUTO_KERNELS]
+            models = [self.make_model_with_kernel(kernel, train_X, train_Y)
+                      for kernel in AUTO_KERNELS]
             scores = [float(leave_one_out_log_likelihood(model)) for model in models]
             chosen = max(range(len(models)), key=scores.__getitem__)
             logger.debug("kernel='auto': %s (leave-one-out log density %s)",
                          AUTO_KERNELS[chosen], ", ".join(f"{k} {v:.4g}" for k, v in
                                                          zip(AUTO_KERNELS, scores, strict=True)))
             return models[chosen]
-        return self._fit_kernel(self.kernel, train_X, train_Y)
+        return self.make_model_with_kernel(self.kernel, train_X, train_Y)
 
-    def _fit_kernel(self, kernel: str, train_X: Tensor, train_Y: Tensor) -> Model:
-        """The fitted GP with the discrete model ``kernel`` (one of :data:`KERNELS` but auto)."""
+    def make_model_with_kernel(self, kernel: str, train_X: Tensor, train_Y: Tensor) -> Model:
+        """The GP with the discrete model ``kernel`` (one of :data:`KERNELS` but ``"auto"``),
+        fitted."""
         if kernel == "hamming":
             return fit_model(make_gp(train_X, train_Y, make_hamming_kernel(self.space)))
         if kernel == "hed*hamming":

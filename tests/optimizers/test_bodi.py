@@ -271,7 +271,7 @@ def test_the_auto_kernel_uses_the_model_that_predicts_left_out_trials_better(tmp
         x = opt.ask()
         opt.tell(x, float(problem(x)))
     X, Y = opt.X_completed, opt.Y_completed
-    candidates = [opt._fit_kernel(kernel, X, Y) for kernel in AUTO_KERNELS]
+    candidates = [opt.make_model_with_kernel(kernel, X, Y) for kernel in AUTO_KERNELS]
     scores = [float(leave_one_out_log_likelihood(model)) for model in candidates]
     chosen = opt.make_model(X, Y)
     best = candidates[scores.index(max(scores))]
