@@ -7,7 +7,7 @@ Usage:
 For each seed of the stored run (``data/yardstick`` and ``data/ablation``) and each ``N`` of
 ``--afters``: the run's first ``N`` evaluations, both of :data:`bodi.optimizers.bo.AUTO_KERNELS`
 fitted as the optimizer fits them, and their leave-one-out log predictive densities
-(:func:`bodi.models.gp.leave_one_out_log_likelihood`); prints the pick and both densities per
+(``BODi.auto_kernel_fits``); prints the pick and both densities per
 point, then how often each kernel was picked.
 """
 
@@ -20,7 +20,6 @@ import torch
 from step_diagnosis import _runs
 
 from bodi.experiments.runner import expand_seeds
-from bodi.models.gp import leave_one_out_log_likelihood
 from bodi.optimizers import make_optimizer
 from bodi.optimizers.bo import AUTO_KERNELS
 from bodi.problems import get_problem
@@ -54,9 +53,9 @@ def main() -> None:
                                        direction=problem.direction)
             X, Y = history.X_completed, history.Y_completed
             Y = Y if problem.direction == "maximize" else -Y
-            models = [optimizer.make_model_with_kernel(k, X, Y) for k in AUTO_KERNELS]
-            densities = [float(leave_one_out_log_likelihood(m)) for m in models]
-            pick = AUTO_KERNELS[densities.index(max(densities))]
+            fits = optimizer.auto_kernel_fits(X, Y)
+            pick = max(fits, key=lambda fit: fit[2])[0]
+            densities = [density for _, _, density in fits]
             counts[pick] += 1
             cells.append(f"{after}: {pick} ({' / '.join(f'{d:.3f}' for d in densities)})")
         print(f"seed {seed}: " + "; ".join(cells), flush=True)

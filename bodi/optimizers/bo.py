@@ -623,15 +623,21 @@ class BODi(GPOptimizer):
     def make_model(self, train_X: Tensor, train_Y: Tensor) -> Model:
         """The GP of ``self.kernel`` (see the class's ``kernel`` argument), fitted."""
         if self.kernel == "auto":
-            models = [self.make_model_with_kernel(kernel, train_X, train_Y)
-                      for kernel in AUTO_KERNELS]
-            scores = [float(leave_one_out_log_likelihood(model)) for model in models]
-            chosen = max(range(len(models)), key=scores.__getitem__)
-            logger.debug("kernel='auto': %s (leave-one-out log density %s)",
-                         AUTO_KERNELS[chosen], ", ".join(f"{k} {v:.4g}" for k, v in
-                                                         zip(AUTO_KERNELS, scores, strict=True)))
-            return models[chosen]
+            fits = self.auto_kernel_fits(train_X, train_Y)
+            kernel, model, _ = max(fits, key=lambda fit: fit[2])
+            logger.debug("kernel='auto': %s (leave-one-out log density %s)", kernel,
+                         ", ".join(f"{k} {density:.4g}" for k, _, density in fits))
+            return model
         return self.make_model_with_kernel(self.kernel, train_X, train_Y)
+
+    def auto_kernel_fits(self, train_X: Tensor, train_Y: Tensor) -> list[tuple[str, Model, float]]:
+        """``(kernel, fitted GP, leave-one-out log density)`` for each of :data:`AUTO_KERNELS`,
+        in that order: what ``kernel="auto"`` chooses from (the largest density)."""
+        fits = []
+        for kernel in AUTO_KERNELS:
+            model = self.make_model_with_kernel(kernel, train_X, train_Y)
+            fits.append((kernel, model, float(leave_one_out_log_likelihood(model))))
+        return fits
 
     def make_model_with_kernel(self, kernel: str, train_X: Tensor, train_Y: Tensor) -> Model:
         """The GP with the discrete model ``kernel`` (one of :data:`KERNELS` but ``"auto"``),
