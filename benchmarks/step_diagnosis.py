@@ -6,6 +6,8 @@ Usage:
         --after 70
     python benchmarks/step_diagnosis.py rank --problem pest50-shifted --method bodi \\
         --seeds 0,1 --afters 100,170
+    python benchmarks/step_diagnosis.py next --problem labs100-shifted --method bounce \\
+        --seeds 0,1 --afters 60,100 --candidates "bodi;bodi[kernel=hamming]"
 
 ``steps``: for every evaluation after the initial design of a stored run (``data/yardstick``
 and ``data/ablation`` results databases), its Hamming distance to the incumbent of that
@@ -29,6 +31,16 @@ a fraction of the best's). The models: ``hed`` (bodi's, ``m = 128`` ARD lengthsc
 a Matérn of the exact Hamming distance, one lengthscale), ``bounce`` (Bounce's discrete
 kernel: the same distance with Bounce's Gamma priors and an outputscale), ``overlap``
 (CASMOPOLITAN's, one lengthscale per variable).
+
+``next``: one step of each of several methods (``--candidates``, ``;``-separated specs) from
+the same histories: the first ``N`` evaluations of stored runs of ``--method`` (each of
+``--afters``, each of ``--seeds``). Each candidate is rebuilt on the history (the run's seed)
+and makes one suggestion, which is evaluated: how often it improves on the history's best,
+the mean gain over the best (signed so that larger is better; a loss counts as 0), the mean
+signed difference, and the median distance to the incumbent. The same histories for every
+candidate take the trajectory's luck out of the comparison of what each would do next.
+``--n-init`` is the candidates' initial design (its points not in the history are suggested
+first): 20 for histories of bodi's runs, 0 for others (e.g. Bounce's, which has its own).
 """
 
 from __future__ import annotations
@@ -219,9 +231,50 @@ def rank(problem_name: str, method: str, seeds: list[int], afters: list[int],
         print(f"| {name} | " + " | ".join(f"{v:.2f}" for v in means) + " |")
 
 
+def next_step(problem_name: str, method: str, seeds: list[int], afters: list[int],
+              candidates: list[str], n_init: int) -> None:
+    import time
+
+    from bodi.optimizers import make_optimizer
+    from bodi.problems import get_problem
+    from bodi.trials import History
+
+    problem = get_problem(problem_name)
+    sign = 1.0 if problem.direction == "maximize" else -1.0
+    runs = _runs(problem_name, method)
+    rows: dict[str, list[tuple[float, int, float]]] = {spec: [] for spec in candidates}
+    for seed in seeds:
+        for after in afters:
+            run = runs.get(seed, [])[:after]
+            if len(run) < after:
+                raise SystemExit(f"seed {seed}: the stored run has {len(run)} evaluations")
+            history = History.from_observations(problem.space, [problem.direction],
+                                                completed=run)
+            Y = history.Y_completed.squeeze(-1)
+            best, incumbent = float(Y.max()), history.X_completed[Y.argmax()]
+            for spec in candidates:
+                optimizer = make_optimizer(spec, problem.space, seed=seed, n_init=n_init,
+                                           direction=problem.direction)
+                start = time.perf_counter()
+                X = optimizer.suggest(history, 1)
+                seconds = time.perf_counter() - start
+                value = sign * problem(problem.space.decode(X)[0])
+                rows[spec].append((value - best, int((X[0] != incumbent).sum()), seconds))
+    print(f"{problem_name}, histories of {method}, seeds {seeds}, after {afters} evaluations")
+    print("| candidate | improves | mean gain | mean difference | median distance | s |")
+    print("|---|---|---|---|---|---|")
+    for spec, results in rows.items():
+        gains = [r[0] for r in results]
+        print(f"| {spec} | {sum(g > 0 for g in gains)}/{len(gains)} | "
+              f"{statistics.mean(max(g, 0.0) for g in gains):.4g} | "
+              f"{statistics.mean(gains):.4g} | "
+              f"{statistics.median(r[1] for r in results)} | "
+              f"{statistics.mean(r[2] for r in results):.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["steps", "model", "rank"])
+    parser.add_argument("what", choices=["steps", "model", "rank", "next"])
     parser.add_argument("--problem", required=True)
     parser.add_argument("--method", default="bodi")
     parser.add_argument("--n-init", type=int, default=20)
@@ -230,6 +283,7 @@ def main() -> None:
     parser.add_argument("--seeds", default="0,1,2", help="rank: the stored runs' seeds")
     parser.add_argument("--afters", default="100,170", help="rank: the numbers of evaluations")
     parser.add_argument("--models", default=",".join(RANK_MODELS), help="rank: the GPs")
+    parser.add_argument("--candidates", default="bodi", help="next: ';'-separated specs")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     if args.what == "steps":
@@ -245,6 +299,10 @@ def main() -> None:
               len(problem.space.discrete_dims))
     elif args.what == "model":
         model(args.problem, args.method, args.seed, args.after)
+    elif args.what == "next":
+        next_step(args.problem, args.method, [int(s) for s in args.seeds.split(",")],
+                  [int(a) for a in args.afters.split(",")], args.candidates.split(";"),
+                  args.n_init)
     else:
         rank(args.problem, args.method, [int(s) for s in args.seeds.split(",")],
              [int(a) for a in args.afters.split(",")], args.models.split(","))

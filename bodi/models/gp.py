@@ -27,7 +27,7 @@ from botorch.fit import fit_gpytorch_mll
 from botorch.models import SingleTaskGP
 from botorch.models.transforms.outcome import Standardize
 from gpytorch.constraints import GreaterThan
-from gpytorch.kernels import Kernel, MaternKernel, ProductKernel
+from gpytorch.kernels import AdditiveKernel, Kernel, MaternKernel, ProductKernel, ScaleKernel
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from gpytorch.priors import LogNormalPrior
 from linear_operator.utils.cholesky import psd_safe_cholesky
@@ -100,6 +100,22 @@ def make_hed_hamming_kernel(space: SearchSpace, dictionary: Dictionary | None) -
     hamming = _hamming_factor(space, len(space.discrete_dims) + len(space.ordinal_dims))
     factors = list(hed.kernels) if isinstance(hed, ProductKernel) else [hed]
     return ProductKernel(factors[0], hamming, *factors[1:])
+
+
+def make_hed_plus_hamming_kernel(space: SearchSpace, dictionary: Dictionary | None) -> Kernel:
+    """``(s_1 k_HED + s_2 k_H) * k_ord``: the sum of the HED factor of
+    :func:`make_hed_kernel` and the Hamming-distance factor, each with its own output scale
+    (``s_i``; no prior), times the ordinal factor where there is one. Where the product
+    :func:`make_hed_hamming_kernel` multiplies the two (so the HED factor's variation between
+    neighbours scales every covariance), the sum lets each explain its own part of the
+    function."""
+    hed = make_hed_kernel(space, dictionary)
+    if not space.discrete_dims:
+        return hed
+    factors = list(hed.kernels) if isinstance(hed, ProductKernel) else [hed]
+    hamming = _hamming_factor(space, len(space.discrete_dims) + len(space.ordinal_dims))
+    discrete = AdditiveKernel(ScaleKernel(factors[0]), ScaleKernel(hamming))
+    return discrete if len(factors) == 1 else ProductKernel(discrete, *factors[1:])
 
 
 def make_hamming_kernel(space: SearchSpace) -> Kernel:

@@ -20,6 +20,7 @@ from botorch.models.model import Model, ModelList
 from torch import Tensor
 
 from bodi.acquisition import make_acquisition, optimize_acquisition
+from bodi.acquisition.coarse_to_fine import GroupMoveAcquisition, Groups, coarse_groups
 from bodi.acquisition.factory import check_acquisition
 from bodi.acquisition.optimize import OnModelDevice, check_acquisition_optimizer
 from bodi.acquisition.trust_region import (
@@ -45,6 +46,7 @@ from bodi.models.gp import (
     make_hamming_kernel,
     make_hed_hamming_kernel,
     make_hed_model,
+    make_hed_plus_hamming_kernel,
 )
 from bodi.novelty import SearchSpaceExhaustedError
 from bodi.optimizers.model_based import ModelBasedOptimizer
@@ -117,6 +119,9 @@ class GPOptimizer(ModelBasedOptimizer):
             acquisition is constrained qLogNEI (qLogNEHVI with several objectives): each sample
             weighted by the smoothed probability that all constraints hold. Until a feasible
             trial is found the trust region follows the least violation.
+        coarse_steps: the first this many suggestions after the initial design move groups
+            of parameters together, from 5 groups to single parameters
+            (:mod:`bodi.acquisition.coarse_to_fine`); ``0`` (default): never.
 
     Subclasses implement :meth:`make_model` and extend :meth:`settings`.
     """
@@ -145,6 +150,7 @@ class GPOptimizer(ModelBasedOptimizer):
         ref_point: Sequence[float] | None = None,
         known_objectives: Mapping[int, Callable[[dict[str, Value]], float]] | None = None,
         max_model_points: int | None = DEFAULT_MAX_MODEL_POINTS,
+        coarse_steps: int = 0,
         storage: str | Path | Storage | None = None,
         study_name: str | None = None,
         on_pending: str = "reissue",
@@ -160,7 +166,7 @@ class GPOptimizer(ModelBasedOptimizer):
             acquisition=acquisition, num_restarts=num_restarts, raw_samples=raw_samples,
             acquisition_optimizer=acquisition_optimizer, acquisition_options=acquisition_options,
             ucb_beta=ucb_beta, trust_region=trust_region, max_model_points=max_model_points,
-            device=device, dtype=dtype), space)
+            device=device, dtype=dtype, coarse_steps=coarse_steps), space)
         self.tensor_kwargs = model_tensor_kwargs(device, dtype)
         self.acquisition = acquisition
         self.num_restarts = num_restarts
@@ -169,6 +175,7 @@ class GPOptimizer(ModelBasedOptimizer):
         self.acquisition_options = dict(acquisition_options or {})
         self.ucb_beta = ucb_beta
         self.max_model_points = max_model_points
+        self.coarse_steps = coarse_steps
         self.trust_region_settings = (
             TrustRegionSettings() if trust_region is True else trust_region or None
         )
@@ -197,13 +204,14 @@ class GPOptimizer(ModelBasedOptimizer):
             "dtype": dtype_name(self.dtype),
             "ref_point": self.ref_point,
             "max_model_points": self.max_model_points,
+            "coarse_steps": self.coarse_steps,
         }
 
     # studies stored before the dtype (ref_point, max_model_points) option existed ran in
     # float64 (one objective, every trial in the model)
     legacy_settings: ClassVar[dict[str, Any]] = {
         **ModelBasedOptimizer.legacy_settings, "dtype": "float64", "ref_point": None,
-        "max_model_points": None,
+        "max_model_points": None, "coarse_steps": 0,
     }
 
     @classmethod
@@ -341,6 +349,12 @@ class GPOptimizer(ModelBasedOptimizer):
             "options": self.acquisition_options,
             "pending": pending if len(pending) else None,
         }
+        groups = coarse_groups(self.space, self.seed, len(X) - self.n_init, self.coarse_steps)
+        if groups is not None and not self.space.constraints:
+            try:
+                return self._group_moves(acq, groups, X[order], kwargs)
+            except SearchSpaceExhaustedError:  # every group move was evaluated
+                pass
         if self.region is not None:
             inside = self.region.contains(X[order])
             try:
@@ -350,6 +364,21 @@ class GPOptimizer(ModelBasedOptimizer):
             except SearchSpaceExhaustedError:  # every point of the region was evaluated
                 pass
         return optimize_acquisition(acq, self.space, incumbents=X[order], **kwargs)
+
+    def _group_moves(self, acq: Any, groups: Groups, ranked: Tensor,
+                     kwargs: dict[str, Any]) -> Tensor:
+        """``q x dim`` points chosen among the group moves of the incumbent (``ranked[0]``;
+        ``ranked``: the completed trials, best first): the acquisition maximized by local
+        search over the moves (:mod:`bodi.acquisition.coarse_to_fine`)."""
+        center = ranked[0]
+        avoid, avoid_inside = groups.project(kwargs["avoid"], center)
+        incumbents, inside = groups.project(ranked, center)
+        moves = GroupMoveAcquisition(acq, groups, center, kwargs["pending"])
+        Z = optimize_acquisition(
+            moves, groups.group_space(), q=kwargs["q"], avoid=avoid[avoid_inside],
+            incumbents=incumbents[inside], num_restarts=self.num_restarts,
+            raw_samples=self.raw_samples, method="local")
+        return groups.lift(Z, center)
 
 
 def nearest_rows(space: SearchSpace, X: Tensor, center: Tensor, k: int) -> Tensor:
@@ -410,6 +439,7 @@ def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None) -> 
     ):
         raise ValueError(f"ucb_beta must be a finite number >= 0, got {ucb_beta!r}")
     check_integer("max_model_points", max_model_points, 2, optional=True)
+    check_integer("coarse_steps", options["coarse_steps"], 0)
     if acquisition_options is not None and not isinstance(acquisition_options, dict):
         raise ValueError(f"acquisition_options must be a dict, got {acquisition_options!r}")
     check_acquisition(acquisition)
@@ -489,9 +519,9 @@ def squash_outcomes(Y: Tensor, dtype: torch.dtype = torch.float64) -> Tensor:
 DICTIONARY_REFERENCES = ("none", "random", "incumbent")
 #: :class:`BODi`'s models of the discrete parameters: the HED kernel with its dictionary,
 #: the Matérn of the exact Hamming distance with one lengthscale (HED's many-row limit),
-#: their product, or for each suggestion the one of the last two that predicts the data better
+#: their product or sum, or for each suggestion the one of the last two that predicts the data better
 #: (``"auto"``, :data:`AUTO_KERNELS`)
-KERNELS = ("hed", "hamming", "hed*hamming", "auto")
+KERNELS = ("hed", "hamming", "hed*hamming", "hed+hamming", "auto")
 #: the kernels that ``kernel="auto"`` chooses between, by leave-one-out predictive density
 AUTO_KERNELS = ("hamming", "hed*hamming")
 
@@ -536,7 +566,7 @@ class BODi(GPOptimizer):
             kernel with the dictionary above) or ``"hamming"`` (a Matérn-5/2 of the exact
             Hamming distance with one lengthscale, HED's limit of many random rows; the
             dictionary options are then unused) or ``"hed*hamming"`` (their product) or
-            ``"auto"``: for each suggestion both ``"hamming"`` and ``"hed*hamming"`` are
+            ``"hed+hamming"`` (their sum, each with an output scale) or ``"auto"``: for each suggestion both ``"hamming"`` and ``"hed*hamming"`` are
             fitted and the one with the larger leave-one-out log predictive density of the
             completed trials is used (:func:`bodi.models.gp.leave_one_out_log_likelihood`).
 
@@ -646,5 +676,8 @@ class BODi(GPOptimizer):
             return fit_model(make_gp(train_X, train_Y, make_hamming_kernel(self.space)))
         if kernel == "hed*hamming":
             covar = make_hed_hamming_kernel(self.space, self.make_dictionary())
+            return fit_model(make_gp(train_X, train_Y, covar))
+        if kernel == "hed+hamming":
+            covar = make_hed_plus_hamming_kernel(self.space, self.make_dictionary())
             return fit_model(make_gp(train_X, train_Y, covar))
         return fit_model(make_hed_model(train_X, train_Y, self.space, self.make_dictionary()))
