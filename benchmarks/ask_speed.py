@@ -4,10 +4,11 @@ Usage:
     python benchmarks/ask_speed.py            # docs/speed.md table (d=60/n=100, d=500/n=300)
     python benchmarks/ask_speed.py --compare  # also: our local search vs BoTorch's optimizer
     python benchmarks/ask_speed.py --kernel "hed*hamming" --cases 60x100 --repeats 7
+    python benchmarks/ask_speed.py --kernel "hed*hamming" --m 512 --cases 60x100
 
 Each case tells ``n`` random observations of a planted binary problem to a fresh optimizer
-(m = 128, diverse dictionaries), then times ``repeats`` consecutive asks (each followed by its
-tell). Run on an otherwise idle machine; torch uses at most 2 threads.
+(``--m`` rows, 128 by default, diverse dictionaries), then times ``repeats`` consecutive asks
+(each followed by its tell). Run on an otherwise idle machine; torch uses at most 2 threads.
 """
 
 from __future__ import annotations
@@ -78,15 +79,16 @@ def main() -> None:
     parser.add_argument("--compare", action="store_true")
     parser.add_argument("--kernel", default="hed", help="BODi's kernel (e.g. hed*hamming)")
     parser.add_argument("--cases", default="60x100,500x300", help="d x n, comma-separated")
+    parser.add_argument("--m", type=int, default=128, help="BODi's dictionary size")
     args = parser.parse_args()
     torch.set_num_threads(min(2, torch.get_num_threads()))
     print("| binary d | observations n | m | median seconds per ask | min | max |")
     print("|---|---|---|---|---|---|")
     for case in args.cases.split(","):
         d, n = (int(v) for v in case.split("x"))
-        s = ask_seconds(d, n, args.repeats, kernel=args.kernel)
-        print(f"| {d} | {n} | 128 | {statistics.median(s):.2f} | {min(s):.2f} | {max(s):.2f} |",
-              flush=True)
+        s = ask_seconds(d, n, args.repeats, kernel=args.kernel, dictionary_size=args.m)
+        print(f"| {d} | {n} | {args.m} | {statistics.median(s):.2f} | {min(s):.2f} | "
+              f"{max(s):.2f} |", flush=True)
     if args.compare:
         compare_optimizers(60, 100, args.repeats)
 

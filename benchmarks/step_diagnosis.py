@@ -29,7 +29,9 @@ with the truth and the gain of the mean's top 5 (their true mean above the mean 
 a fraction of the best's). The models: ``hed`` (bodi's, ``m = 128`` ARD lengthscales),
 ``hed-iso`` (the same embedding, one lengthscale), ``hamming`` (bodi's ``kernel="hamming"``:
 a Matérn of the exact Hamming distance, one lengthscale), ``bounce`` (Bounce's discrete
-kernel: the same distance with Bounce's Gamma priors and an outputscale), ``overlap``
+kernel: the same distance with Bounce's Gamma priors and an outputscale), ``bounce-noise``
+(that kernel with Bounce's likelihood too: a Gamma(1.1, 0.05) noise prior, so the GP may
+smooth), ``overlap``
 (CASMOPOLITAN's, one lengthscale per variable).
 
 ``next``: one step of each of several methods (``--candidates``, ``;``-separated specs) from
@@ -152,7 +154,7 @@ def model(problem_name: str, method: str, seed: int, after: int) -> None:
               f"{true.mean():.3f} | {true.max():.3f} | {corr:.2f} |")
 
 
-RANK_MODELS = ("hed", "hed-iso", "hamming", "bounce", "overlap")
+RANK_MODELS = ("hed", "hed-iso", "hamming", "bounce", "bounce-noise", "overlap")
 
 
 def _rank_model(name: str, X: torch.Tensor, Y: torch.Tensor, space, seed: int):
@@ -173,10 +175,20 @@ def _rank_model(name: str, X: torch.Tensor, Y: torch.Tensor, space, seed: int):
         return make_gp(X, Y, HammingEmbeddingKernel(dictionary, base))
     if name == "hamming":
         return make_gp(X, Y, make_hamming_kernel(space))
-    if name == "bounce":
+    if name in ("bounce", "bounce-noise"):
         base = MaternKernel(nu=2.5, lengthscale_prior=GammaPrior(1.5, 0.1))
         kernel = HammingDistanceKernel(space.cardinalities, base)
-        return make_gp(X, Y, ScaleKernel(kernel, outputscale_prior=GammaPrior(1.5, 0.5)))
+        covar = ScaleKernel(kernel, outputscale_prior=GammaPrior(1.5, 0.5))
+        if name == "bounce":
+            return make_gp(X, Y, covar)
+        from botorch.models.transforms.outcome import Standardize
+        from gpytorch.likelihoods import GaussianLikelihood
+
+        from bodi.models.single_task import FastSingleTaskGP
+
+        likelihood = GaussianLikelihood(noise_prior=GammaPrior(1.1, 0.05))  # Bounce's
+        return FastSingleTaskGP(X, Y, covar_module=covar, likelihood=likelihood,
+                                outcome_transform=Standardize(m=1))
     return make_surrogate("overlap", X, Y, space, seed=seed)
 
 

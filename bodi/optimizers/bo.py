@@ -519,8 +519,8 @@ def squash_outcomes(Y: Tensor, dtype: torch.dtype = torch.float64) -> Tensor:
 DICTIONARY_REFERENCES = ("none", "random", "incumbent")
 #: :class:`BODi`'s models of the discrete parameters: the HED kernel with its dictionary,
 #: the Matérn of the exact Hamming distance with one lengthscale (HED's many-row limit),
-#: their product or sum, or for each suggestion the one of the last two that predicts the data better
-#: (``"auto"``, :data:`AUTO_KERNELS`)
+#: their product or sum, or for each suggestion the one of :data:`AUTO_KERNELS` that predicts
+#: the data better (``"auto"``)
 KERNELS = ("hed", "hamming", "hed*hamming", "hed+hamming", "auto")
 #: the kernels that ``kernel="auto"`` chooses between, by leave-one-out predictive density
 AUTO_KERNELS = ("hamming", "hed*hamming")
@@ -566,9 +566,10 @@ class BODi(GPOptimizer):
             kernel with the dictionary above) or ``"hamming"`` (a Matérn-5/2 of the exact
             Hamming distance with one lengthscale, HED's limit of many random rows; the
             dictionary options are then unused) or ``"hed*hamming"`` (their product) or
-            ``"hed+hamming"`` (their sum, each with an output scale) or ``"auto"``: for each suggestion both ``"hamming"`` and ``"hed*hamming"`` are
-            fitted and the one with the larger leave-one-out log predictive density of the
-            completed trials is used (:func:`bodi.models.gp.leave_one_out_log_likelihood`).
+            ``"hed+hamming"`` (their sum, each with an output scale) or ``"auto"``: for each
+            suggestion both ``"hamming"`` and ``"hed*hamming"`` are fitted and the one with
+            the larger leave-one-out log predictive density of the completed trials is used
+            (:func:`bodi.models.gp.leave_one_out_log_likelihood`).
 
     Examples:
         >>> opt = BODi(space, seed=0)
