@@ -15,7 +15,9 @@ from botorch.acquisition.objective import GenericMCObjective
 from botorch.models.model import Model
 from torch import Tensor
 
-ACQUISITIONS = ("logei", "ucb")
+#: ``"ts"`` is Thompson sampling over a candidate set (:mod:`bodi.acquisition.thompson`),
+#: which chooses points itself instead of being maximized
+ACQUISITIONS = ("logei", "ucb", "ts")
 
 
 def check_acquisition(name: str, n_objectives: int = 1, n_constraints: int = 0) -> None:
@@ -97,7 +99,8 @@ def make_acquisition(
         return qUpperConfidenceBound(
             model, beta=ucb_beta, X_pending=X_pending if pending else None
         )
-    raise ValueError(f"unknown acquisition {name!r}; choose one of {list(ACQUISITIONS)}")
+    raise ValueError(f"acquisition {name!r} is not a function to maximize; "
+                     f"make_acquisition builds {['logei', 'ucb']}")
 
 
 def _first_output(samples: Tensor, X: Tensor | None = None) -> Tensor:

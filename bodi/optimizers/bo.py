@@ -23,6 +23,7 @@ from bodi.acquisition import make_acquisition, optimize_acquisition
 from bodi.acquisition.coarse_to_fine import GroupMoveAcquisition, Groups, coarse_groups
 from bodi.acquisition.factory import check_acquisition
 from bodi.acquisition.optimize import OnModelDevice, check_acquisition_optimizer
+from bodi.acquisition.thompson import thompson_sample
 from bodi.acquisition.trust_region import (
     TrustRegion,
     TrustRegionSettings,
@@ -74,7 +75,9 @@ class GPOptimizer(ModelBasedOptimizer):
             points are then drawn uniformly).
         design: the initial design's kind, ``"uniform"`` (default, shift-invariant) or
             ``"sparsity"`` (the paper authors'); see :mod:`bodi.initial_design`.
-        acquisition: ``"logei"`` (default) or ``"ucb"``.
+        acquisition: ``"logei"`` (default), ``"ucb"`` or ``"ts"`` (Thompson sampling over
+            random points of the trust region and the incumbent's neighbours,
+            :mod:`bodi.acquisition.thompson`; ``raw_samples`` sets the number of random points).
         num_restarts, raw_samples: local-search starts and the random pool they are chosen from.
         acquisition_optimizer: ``"auto"`` (vectorised local search in fully discrete spaces or
             with a trust region, BoTorch's ``optimize_acqf_mixed_alternating`` otherwise),
@@ -331,6 +334,17 @@ class GPOptimizer(ModelBasedOptimizer):
         tkwargs = self.tensor_kwargs
         X_model, Y_model = X[rows].to(**tkwargs), Y[rows].to(**tkwargs)
         self.model = model = self.make_objective_model(X_model, Y_model)
+        if self.acquisition == "ts":
+            avoid = torch.cat([X, self.X_failed, pending])
+            for region in ([self.region] if self.region is not None else []) + [None]:
+                center = X[order[0]] if region is None else region.center
+                try:
+                    return thompson_sample(model, self.space, q, self.raw_samples,
+                                           center=center, region=region, avoid=avoid,
+                                           tensor_kwargs=tkwargs)
+                except SearchSpaceExhaustedError:  # every candidate of the region was taken
+                    if region is None:
+                        raise
         acq = make_acquisition(
             self.acquisition, model, X_model, Y_model,
             X_pending=pending.to(**tkwargs) if len(pending) else None, q=q,
