@@ -210,8 +210,8 @@ class GPOptimizer(ModelBasedOptimizer):
             "coarse_steps": self.coarse_steps,
         }
 
-    # studies stored before the dtype (ref_point, max_model_points) option existed ran in
-    # float64 (one objective, every trial in the model)
+    # studies stored before the dtype (ref_point, max_model_points, coarse_steps) option
+    # existed ran in float64 (one objective, every trial in the model, no group moves)
     legacy_settings: ClassVar[dict[str, Any]] = {
         **ModelBasedOptimizer.legacy_settings, "dtype": "float64", "ref_point": None,
         "max_model_points": None, "coarse_steps": 0,
@@ -335,16 +335,8 @@ class GPOptimizer(ModelBasedOptimizer):
         X_model, Y_model = X[rows].to(**tkwargs), Y[rows].to(**tkwargs)
         self.model = model = self.make_objective_model(X_model, Y_model)
         if self.acquisition == "ts":
-            avoid = torch.cat([X, self.X_failed, pending])
-            for region in ([self.region] if self.region is not None else []) + [None]:
-                center = X[order[0]] if region is None else region.center
-                try:
-                    return thompson_sample(model, self.space, q, self.raw_samples,
-                                           center=center, region=region, avoid=avoid,
-                                           tensor_kwargs=tkwargs)
-                except SearchSpaceExhaustedError:  # every candidate of the region was taken
-                    if region is None:
-                        raise
+            return self._thompson_points(model, q, X[order[0]], torch.cat([X, self.X_failed,
+                                                                           pending]))
         acq = make_acquisition(
             self.acquisition, model, X_model, Y_model,
             X_pending=pending.to(**tkwargs) if len(pending) else None, q=q,
@@ -378,6 +370,22 @@ class GPOptimizer(ModelBasedOptimizer):
             except SearchSpaceExhaustedError:  # every point of the region was evaluated
                 pass
         return optimize_acquisition(acq, self.space, incumbents=X[order], **kwargs)
+
+    def _thompson_points(self, model: Model, q: int, incumbent: Tensor, avoid: Tensor) -> Tensor:
+        """``q x dim`` points of Thompson sampling (:mod:`bodi.acquisition.thompson`) in the
+        trust region, or over the whole space when there is none or every candidate of the
+        region was evaluated."""
+        def sample(region: TrustRegion | None, center: Tensor) -> Tensor:
+            return thompson_sample(model, self.space, q, self.raw_samples, center=center,
+                                   region=region, avoid=avoid,
+                                   tensor_kwargs=self.tensor_kwargs)
+
+        if self.region is not None:
+            try:
+                return sample(self.region, self.region.center)
+            except SearchSpaceExhaustedError:  # every candidate of the region was evaluated
+                pass
+        return sample(None, incumbent)
 
     def _group_moves(self, acq: Any, groups: Groups, ranked: Tensor,
                      kwargs: dict[str, Any]) -> Tensor:
