@@ -6,8 +6,8 @@ one-parameter neighbour of its centre (the incumbent), less the points already e
 pending and, in a constrained space, the infeasible ones. For each requested point one joint
 sample of the GP posterior over all candidates is drawn and its maximizer taken (BoTorch's
 ``MaxPosteriorSampling``, without replacement). A sample is one plausible function, so the
-choice explores where the model is unsure with no exploration weight to set; where expected
-improvement keeps choosing the same kind of step on a rugged landscape, it varies the step.
+choice explores where the model is unsure with no exploration weight to set (measured against
+LogEI in docs/results.md, section 5).
 """
 
 from __future__ import annotations
