@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -44,6 +45,13 @@ def row_keys(space: SearchSpace, X: Tensor) -> Tensor:
         bits = (X[..., continuous] + 0.0).contiguous().view(torch.int64)  # -0.0 -> 0.0
         codes[..., continuous] = bits
     return (codes * key_weights(space.dim)).sum(-1)
+
+
+def first_occurrences(keys: Tensor) -> Tensor:
+    """Indices (ascending) of the first row with each distinct key of ``keys`` (``n``, as
+    :func:`row_keys` gives them): the rows that keep a tensor's points distinct, in order."""
+    _, first = np.unique(keys.numpy(), return_index=True)
+    return torch.from_numpy(np.sort(first))
 
 
 def count_distinct(space: SearchSpace, X: Tensor) -> int:

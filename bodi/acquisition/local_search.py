@@ -16,7 +16,6 @@ moves score ``-inf``: the climb stays on feasible points.
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 from botorch.acquisition import AcquisitionFunction
 from botorch.generation import gen as botorch_gen
@@ -24,7 +23,7 @@ from torch import Tensor
 
 from bodi.acquisition.trust_region import TrustRegion
 from bodi.neighbours import NeighbourEmbedding, NeighbourMoves, embedding_hint
-from bodi.novelty import SearchSpaceExhaustedError, row_keys
+from bodi.novelty import SearchSpaceExhaustedError, first_occurrences, row_keys
 from bodi.space import DTYPE, SearchSpace
 
 NUM_SPRAY_CENTERS = 5  # spray starts: neighbours of this many best points
@@ -178,8 +177,7 @@ def _best_starts(
     for part, part_keys, hints in parts:
         if space.is_discrete:  # distinct starting points
             part_keys = row_keys(space, part) if part_keys is None else part_keys
-            _, first = np.unique(part_keys.numpy(), return_index=True)
-            first = torch.from_numpy(np.sort(first))
+            first = first_occurrences(part_keys)
             kept = first[~torch.isin(part_keys[first], keys)]
             if len(kept) < len(part):
                 part, part_keys = part[kept], part_keys[kept]

@@ -12,7 +12,6 @@ LogEI in docs/results.md, section 5).
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 from botorch.generation.sampling import MaxPosteriorSampling
 from botorch.models.model import Model
@@ -20,7 +19,7 @@ from torch import Tensor
 
 from bodi.acquisition.trust_region import TrustRegion
 from bodi.neighbours import NeighbourMoves
-from bodi.novelty import SearchSpaceExhaustedError, row_keys
+from bodi.novelty import SearchSpaceExhaustedError, first_occurrences, row_keys
 from bodi.space import DTYPE, SearchSpace
 
 
@@ -35,7 +34,7 @@ def thompson_candidates(space: SearchSpace, n: int, *, center: Tensor,
         neighbours = neighbours[region.contains(neighbours)]
     X = torch.cat([neighbours, random])
     keys = row_keys(space, X)
-    first = torch.from_numpy(np.unique(keys.numpy(), return_index=True)[1]).sort().values
+    first = first_occurrences(keys)
     X, keys = X[first], keys[first]
     keep = ~torch.isin(keys, row_keys(space, avoid)) if len(avoid) else torch.ones(
         len(X), dtype=torch.bool)

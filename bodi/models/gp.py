@@ -94,12 +94,10 @@ def make_hed_hamming_kernel(space: SearchSpace, dictionary: Dictionary | None) -
     Hamming-distance factor of :func:`make_hamming_kernel`. Either discrete factor can fit to
     a constant (a long lengthscale), so the product holds both models and the marginal
     likelihood weighs them."""
-    hed = make_hed_kernel(space, dictionary)
     if not space.discrete_dims:
-        return hed
-    hamming = _hamming_factor(space, len(space.discrete_dims) + len(space.ordinal_dims))
-    factors = list(hed.kernels) if isinstance(hed, ProductKernel) else [hed]
-    return ProductKernel(factors[0], hamming, *factors[1:])
+        return make_hed_kernel(space, dictionary)
+    hed, hamming, ordinal = _discrete_factors(space, dictionary)
+    return ProductKernel(hed, hamming, *ordinal)
 
 
 def make_hed_plus_hamming_kernel(space: SearchSpace, dictionary: Dictionary | None) -> Kernel:
@@ -109,13 +107,21 @@ def make_hed_plus_hamming_kernel(space: SearchSpace, dictionary: Dictionary | No
     :func:`make_hed_hamming_kernel` multiplies the two (so the HED factor's variation between
     neighbours scales every covariance), the sum lets each explain its own part of the
     function."""
-    hed = make_hed_kernel(space, dictionary)
     if not space.discrete_dims:
-        return hed
+        return make_hed_kernel(space, dictionary)
+    hed, hamming, ordinal = _discrete_factors(space, dictionary)
+    discrete = AdditiveKernel(ScaleKernel(hed), ScaleKernel(hamming))
+    return ProductKernel(discrete, *ordinal) if ordinal else discrete
+
+
+def _discrete_factors(space: SearchSpace, dictionary: Dictionary | None
+                      ) -> tuple[Kernel, Kernel, list[Kernel]]:
+    """The HED factor and the Hamming-distance factor of the discrete columns of ``space``
+    (which has some) and the ordinal factor (a list of at most one)."""
+    hed = make_hed_kernel(space, dictionary)
     factors = list(hed.kernels) if isinstance(hed, ProductKernel) else [hed]
     hamming = _hamming_factor(space, len(space.discrete_dims) + len(space.ordinal_dims))
-    discrete = AdditiveKernel(ScaleKernel(factors[0]), ScaleKernel(hamming))
-    return discrete if len(factors) == 1 else ProductKernel(discrete, *factors[1:])
+    return factors[0], hamming, factors[1:]
 
 
 def make_hamming_kernel(space: SearchSpace) -> Kernel:
