@@ -36,7 +36,7 @@ def _gaussian_log_density(K: Tensor, r: Tensor) -> tuple[Tensor, Tensor, Tensor]
 def _gaussian_log_density_gradient(L: Tensor, alpha: Tensor) -> Tensor:
     """``d log N(r; 0, K) / dK = (alpha alpha^T - K^{-1}) / 2`` (Rasmussen & Williams, eq. 5.9),
     ``n x n``, from :func:`_gaussian_log_density`'s ``L`` and ``alpha``."""
-    return 0.5 * (alpha @ alpha.transpose(-1, -2) - torch.cholesky_inverse(L))
+    return (alpha @ alpha.transpose(-1, -2)).sub_(torch.cholesky_inverse(L)).mul_(0.5)
 
 
 class GaussianLogDensity(torch.autograd.Function):
@@ -78,8 +78,9 @@ def pairwise_squared_distances(Z: Tensor) -> PairwiseSquaredDistances:
 def _squared_distances(X: Tensor) -> Tensor:
     """``n x n`` squared distances of the rows of ``X``, clamped at 0, with a zero diagonal."""
     squared = X.pow(2).sum(-1)
-    distance2 = (squared.unsqueeze(-1) + squared.unsqueeze(-2) - 2 * X @ X.transpose(-1, -2))
-    distance2 = distance2.clamp_min(0)
+    cross = X @ X.transpose(-1, -2)
+    distance2 = (squared.unsqueeze(-1) + squared.unsqueeze(-2)).sub_(cross.mul_(2))
+    distance2.clamp_min_(0)
     distance2.diagonal(dim1=-2, dim2=-1).zero_()
     return distance2
 
@@ -98,9 +99,12 @@ def _matern52(
     else:
         Z = Z - Z.mean(-2, keepdim=True)  # as GPyTorch: distances are unchanged, rounding less
         distance2 = _squared_distances(Z / lengthscale)
-    r = (5 * distance2).sqrt()
-    decay = torch.exp(-r)
-    return (1 + r + r.pow(2) / 3) * decay, (Z, lengthscale, r, decay)
+    # In place where a tensor is new (each n x n temporary costs a pass of page faults);
+    # the operations and their order are those of the formula, so the values are unchanged.
+    r = distance2.mul_(5).sqrt_()
+    decay = torch.neg(r).exp_()
+    K = (r + 1).add_(r.pow(2).div_(3)).mul_(decay)  # (1 + r + r^2 / 3) exp(-r)
+    return K, (Z, lengthscale, r, decay)
 
 
 def _matern52_lengthscale_gradient(G: Tensor, saved: tuple[Tensor | None, ...]) -> Tensor:
@@ -113,9 +117,10 @@ def _matern52_lengthscale_gradient(G: Tensor, saved: tuple[Tensor | None, ...]) 
     products. A single lengthscale shared by all ``m`` columns gets the sum over ``j``, which
     is ``sum_ab M_ab r_ab^2 / (5 l)`` (``sum_j (z_aj - z_bj)^2 = r_ab^2 l^2 / 5``): ``O(n^2)``."""
     Z, lengthscale, r, decay = saved
-    M = G * (5 / 3) * (1 + r) * decay
+    M = (G * (5 / 3)).mul_(r + 1).mul_(decay)
     if lengthscale.numel() == 1:  # one lengthscale shared by every column
-        return ((M * r.pow(2)).sum() / (5 * lengthscale.reshape(()))).reshape(lengthscale.shape)
+        return (M.mul_(r.pow(2)).sum() / (5 * lengthscale.reshape(()))).reshape(
+            lengthscale.shape)
     outer = (Z.pow(2) * (M.sum(-1) + M.sum(-2)).unsqueeze(-1)).sum(-2)
     inner = (Z * (M @ Z)).sum(-2)
     gradient = (outer - 2 * inner) / lengthscale.reshape(-1).pow(3)
@@ -181,9 +186,11 @@ class MaternGPLoss(torch.autograd.Function):
                 noise: Tensor, constant: Tensor, *lengthscales: Tensor) -> Tensor:
         factors = [_matern52(Z, lengthscale) for Z, lengthscale in
                    zip(inputs, lengthscales, strict=True)]
-        K = math.prod((K_k for K_k, _ in factors[1:]), start=factors[0][0])
+        # a new tensor (the product, or a copy of the one factor), so the noise goes in place
+        covariance = math.prod((K_k for K_k, _ in factors[1:]), start=factors[0][0].clone()
+                               if len(factors) == 1 else factors[0][0])
         n = y.shape[-1]
-        covariance = K + torch.diag_embed(noise.reshape(-1).expand(n))
+        covariance.diagonal(dim1=-2, dim2=-1).add_(noise.reshape(-1).expand(n))
         log_p, L, alpha = _gaussian_log_density(covariance, y - constant)
         gradients: list[Tensor] = []
         if any(ctx.needs_input_grad):
