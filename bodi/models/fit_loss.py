@@ -186,9 +186,8 @@ class MaternGPLoss(torch.autograd.Function):
                 noise: Tensor, constant: Tensor, *lengthscales: Tensor) -> Tensor:
         factors = [_matern52(Z, lengthscale) for Z, lengthscale in
                    zip(inputs, lengthscales, strict=True)]
-        # a new tensor (the product, or a copy of the one factor), so the noise goes in place
-        covariance = math.prod((K_k for K_k, _ in factors[1:]), start=factors[0][0].clone()
-                               if len(factors) == 1 else factors[0][0])
+        K = math.prod((K_k for K_k, _ in factors[1:]), start=factors[0][0])
+        covariance = K if len(factors) > 1 else K.clone()  # a new tensor: noise goes in place
         n = y.shape[-1]
         covariance.diagonal(dim1=-2, dim2=-1).add_(noise.reshape(-1).expand(n))
         log_p, L, alpha = _gaussian_log_density(covariance, y - constant)

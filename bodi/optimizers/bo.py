@@ -697,9 +697,9 @@ class BODi(GPOptimizer):
         fitted."""
         if kernel == "hamming":
             return fit_model(make_gp(train_X, train_Y, make_hamming_kernel(self.space)))
-        if kernel in ("hed*hamming", "hed+hamming"):
-            make_kernel = (make_hed_hamming_kernel if kernel == "hed*hamming"
-                           else make_hed_plus_hamming_kernel)
-            covar = make_kernel(self.space, self.make_dictionary())
+        combined = {"hed*hamming": make_hed_hamming_kernel,
+                    "hed+hamming": make_hed_plus_hamming_kernel}.get(kernel)
+        if combined is not None:
+            covar = combined(self.space, self.make_dictionary())
             return fit_model(make_gp(train_X, train_Y, covar))
         return fit_model(make_hed_model(train_X, train_Y, self.space, self.make_dictionary()))
