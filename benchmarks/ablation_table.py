@@ -1,9 +1,8 @@
 """Markdown table of candidate methods against the yardstick's methods, problem by problem.
 
 Usage:
-    python benchmarks/ablation_table.py \\
-        --candidates "bodi[trust_region.schedule=geometric,trust_region.init_radius=10]" \\
-        --names G10 --against bodi,bounce,sa --evaluations 200
+    python benchmarks/ablation_table.py --names G10 --against "bodi[kernel=hed],bounce,sa" \\
+      --candidates "bodi[kernel=hed,trust_region.schedule=geometric,trust_region.init_radius=10]"
 
 The candidates' runs are in ``data/ablation/results.db`` (``python benchmarks/yardstick.py
 --out data/ablation --methods SPEC ...``), the other methods' in ``data/yardstick``; both are

@@ -299,11 +299,14 @@ def _across_problems(
 def _finals(
     runs: dict[tuple[str, str, int], list[dict[str, Any]]],
 ) -> dict[str, dict[str, dict[int, float]]]:
-    """``problem -> method -> seed ->`` best value of the run (NaN if nothing succeeded)."""
+    """``problem -> method -> seed ->`` best value of the run (NaN if nothing succeeded), to
+    12 significant digits: two optima whose sums ran in another order (e.g. two assignments
+    that satisfy the same clauses of a MaxSAT instance) differ in the last bits, and count as
+    equal in ranks and ties."""
     finals: dict[str, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
     for (problem, method, seed), rows in runs.items():
         best = rows[-1]["best"]
-        finals[problem][method][seed] = math.nan if best is None else best
+        finals[problem][method][seed] = math.nan if best is None else float(f"{best:.12g}")
     return finals
 
 

@@ -17,6 +17,13 @@ Schema (``<out>/results.db``, WAL mode, one transaction per evaluation):
   those runs used) for its tasks
 - ``evaluations(problem, method, seed, number, params, value, best, state, message,
   suggest_seconds, eval_seconds, finished_at)`` with ``(problem, method, seed, number)`` unique.
+
+A method spec means its options on top of bodi's defaults, so when a default changes, the runs
+stored before are relabelled with the old value the first time the database is opened for
+writing (``PRAGMA user_version`` counts the relabellings done): from bodi 0.2 on, whose BODi
+defaults to ``kernel="hed*hamming"``, a ``bodi`` run of an older database reads
+``bodi[kernel=hed]`` (:func:`spec_under_current_defaults`), and a resumed run never mixes the
+two models.
 """
 
 from __future__ import annotations
@@ -46,6 +53,39 @@ CREATE TABLE IF NOT EXISTS evaluations (
     PRIMARY KEY (problem, method, seed, number)
 );
 """
+
+
+#: ``PRAGMA user_version`` of a database whose method specs mean what bodi's defaults mean now
+FORMAT_VERSION = 1
+
+
+def spec_under_current_defaults(method: str) -> str:
+    """The spec, under bodi 0.2's defaults, of a run stored as ``method`` by bodi 0.1, whose
+    BODi defaulted to ``kernel="hed"``: ``"bodi"`` -> ``"bodi[kernel=hed]"``,
+    ``"bodi[dtype=float32]"`` -> ``"bodi[kernel=hed,dtype=float32]"``; others unchanged."""
+    if method == "bodi":
+        return "bodi[kernel=hed]"
+    if method.startswith("bodi[") and "kernel=" not in method:
+        return "bodi[kernel=hed," + method.removeprefix("bodi[")
+    return method
+
+
+def _relabel_older_runs(db: sqlite3.Connection) -> None:
+    """Relabel the runs of a database written before :data:`FORMAT_VERSION`, in one
+    transaction that holds the write lock from the version check on (runners may open the
+    database at the same time)."""
+    if db.execute("PRAGMA user_version").fetchone()[0] >= FORMAT_VERSION:
+        return
+    db.execute("BEGIN IMMEDIATE")
+    with db:  # commits, or rolls back on an error
+        if db.execute("PRAGMA user_version").fetchone()[0] >= FORMAT_VERSION:
+            return
+        for (method,) in db.execute("SELECT DISTINCT method FROM tasks").fetchall():
+            new = spec_under_current_defaults(method)
+            if new != method:
+                for table in ("tasks", "evaluations"):
+                    db.execute(f"UPDATE {table} SET method = ? WHERE method = ?", (new, method))
+        db.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
 
 
 @dataclass(frozen=True)
@@ -92,6 +132,7 @@ class ResultsStore:
                 with self._db:
                     self._db.execute("ALTER TABLE tasks ADD COLUMN design TEXT NOT NULL "
                                      "DEFAULT 'sparsity'")
+            _relabel_older_runs(self._db)
         except sqlite3.DatabaseError as err:
             raise ValueError(f"{self.path} is not a bodi results database: {err}") from err
 

@@ -295,7 +295,10 @@ class HammingDistanceKernel(Kernel):
             squared = self._hinted_distances(x1, x2)
             if squared is None:
                 squared = self.squared_distances(x1, x2)
-            if x2 is not x1 and not x2.requires_grad:
+            if x2 is not x1 and not x2.requires_grad and x2.dim() == 2:
+                # the training inputs of a posterior (``n x d``); not a batch of joint
+                # posteriors (``b x q x d``, e.g. a batch acquisition's), whose rows the
+                # neighbours of a ``b x dim`` parent cannot be measured against
                 self._reference = (x2,)
         lengthscale = self.base_kernel.lengthscale.reshape(())
         if squared.requires_grad or (lengthscale.requires_grad and torch.is_grad_enabled()):

@@ -45,12 +45,14 @@ class Method:
 
 
 _PAPER = MappingProxyType({"dictionary": "diverse", "dictionary_size": 128,
-                           "dictionary_reference": "none", "trust_region": False})
+                           "dictionary_reference": "none", "trust_region": False,
+                           "kernel": "hed"})
 
 #: name -> method, in the order reports list them
 METHODS: dict[str, Method] = {m.name: m for m in (
     Method("bodi", "bodi.optimizers.bo:BODi",
-           "BODi with bodi's defaults (incumbent-relative dictionary, Hamming trust region)"),
+           "BODi with bodi's defaults (HED times a Hamming-distance kernel, "
+           "incumbent-relative dictionary, Hamming trust region)"),
     # the paper's configuration, pinned whatever bodi's defaults become
     Method("bodi-paper", "bodi.optimizers.bo:BODi",
            "BODi as in the paper (no dictionary reference, no trust region)", _PAPER),

@@ -172,12 +172,42 @@ def test_plot_and_report(tmp_path):
         report(tmp_path, evaluations=0)
 
 
+def test_runs_stored_under_older_defaults_are_relabelled_once(tmp_path):
+    # a database of bodi 0.1 (user_version 0), whose BODi defaulted to kernel="hed"
+    old = tmp_path / "old"
+    store = ResultsStore(old)
+    for method in ("bodi", "bodi[dtype=float32]", "bodi[kernel=hamming]", "bodi-paper", "sa"):
+        store.register("p", method, 0, "minimize", None, 1, 1)
+        store.append("p", method, 0, "minimize", Evaluation({"x": 1}, 1.0, 0.0, 0.0))
+    store.close()
+    with sqlite3.connect(old / "results.db") as db:
+        db.execute("PRAGMA user_version = 0")
+    expected = ["bodi-paper", "bodi[kernel=hamming]", "bodi[kernel=hed,dtype=float32]",
+                "bodi[kernel=hed]", "sa"]
+
+    def methods(table):
+        with sqlite3.connect(old / "results.db") as db:
+            return [m for (m,) in db.execute(f"SELECT method FROM {table} ORDER BY method")]
+
+    ResultsStore(old, read_only=True).close()  # a report changes nothing
+    assert "bodi" in methods("tasks")
+    ResultsStore(old).close()
+    assert methods("tasks") == methods("evaluations") == expected
+    # a run of the current default stored after that is not relabelled when reopened
+    store = ResultsStore(old)
+    store.register("p", "bodi", 0, "minimize", None, 1, 1)
+    store.close()
+    ResultsStore(old).close()
+    assert methods("tasks") == sorted([*expected, "bodi"])
+
+
 def test_report_ranks_across_problems_and_tests_the_winners_lead(tmp_path):
     # problem "clear": a beats b by 1 on every one of 5 seeds (a lead far above the noise);
     # problem "noisy": b's mean is better (2.4 against 3.4) but a is better on 3 of 5 seeds
     finals = {("clear", "a"): [1.0, 2.0, 3.0, 4.0, 5.0], ("clear", "b"): [2.0, 3.0, 4.0, 5.0, 6.0],
               ("noisy", "a"): [1.0, 5.0, 2.0, 6.0, 3.0], ("noisy", "b"): [2.0, 1.0, 3.0, 2.0, 4.0],
-              ("tied", "a"): [0.0] * 5, ("tied", "b"): [0.0] * 5}  # both at the optimum
+              # both at the optimum, b's sums in another order (a difference in the last bits)
+              ("tied", "a"): [195.6527536223257] * 5, ("tied", "b"): [195.6527536223253] * 5}
     store = ResultsStore(tmp_path)
     for (problem, method), values in finals.items():
         for seed, value in enumerate(values):

@@ -244,6 +244,8 @@ def test_hamming_neighbour_distances_equal_the_distances_of_the_neighbours(space
     assert kernel.neighbour_embedding(X, moves.column, new_values) is None  # no reference yet
     with torch.no_grad():
         kernel(X, train).to_dense()  # a cross-covariance: the training rows become the reference
+    with torch.no_grad():  # a batch of joint posteriors (a batch acquisition) is no reference
+        kernel(X.unsqueeze(1), train[:8].reshape(4, 2, -1)).to_dense()
     fast = kernel.neighbour_embedding(X, moves.column, new_values)
     neighbours = moves.apply(X)
     Z, R = neighbours[..., space.discrete_dims], train[:, space.discrete_dims]

@@ -261,6 +261,36 @@ def test_the_hamming_kernels_solve_a_planted_problem_and_are_recorded(kernel, ma
     assert opt.best[1] < random_best
 
 
+def test_the_default_kernel_is_hed_times_hamming_and_a_hed_study_continues_as_hed(tmp_path):
+    import json
+    import sqlite3
+
+    from bodi.hed.kernel import HammingDistanceKernel, HammingEmbeddingKernel
+    from bodi.optimizers.registry import make_optimizer
+
+    space = SearchSpace([Binary(f"b{i}") for i in range(8)])
+    assert bodi.BODi(space).kernel == "hed*hamming"
+    paper = make_optimizer("bodi-paper", space, seed=0, direction="minimize")
+    assert paper.kernel == "hed"  # the paper's BODi is pinned
+    # a study of bodi 0.1 (kernel "hed" by default; the oldest stored no kernel at all)
+    path = tmp_path / "study.db"
+    old = bodi.BODi(space, seed=0, n_init=4, kernel="hed", dictionary_size=16, storage=path)
+    old.tell(old.ask(4), [1.0, 2.0, 3.0, 4.0])
+    with sqlite3.connect(path) as db:
+        (settings,) = db.execute("SELECT settings FROM studies").fetchone()
+        stored = json.loads(settings)
+        del stored["kernel"]
+        db.execute("UPDATE studies SET settings = ?", (json.dumps(stored),))
+    loaded = bodi.load_study(path)
+    assert loaded.kernel == "hed"
+    loaded.tell(loaded.ask(), 0.5)
+    kinds = {type(k) for k in loaded.model.covar_module.modules()}
+    assert HammingEmbeddingKernel in kinds and HammingDistanceKernel not in kinds
+    # reopened with today's default, the study says which setting differs
+    with pytest.raises(ValueError, match="kernel: stored 'hed', given 'hed\\*hamming'"):
+        bodi.BODi(space, seed=0, n_init=4, dictionary_size=16, storage=path)
+
+
 def test_the_auto_kernel_uses_the_model_that_predicts_left_out_trials_better(tmp_path):
     from bodi.models.gp import leave_one_out_log_likelihood
     from bodi.optimizers.bo import AUTO_KERNELS
