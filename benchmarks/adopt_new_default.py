@@ -43,13 +43,12 @@ def copy_as_default(destination: Path, source: Path, problem_condition: str) -> 
         "AND NOT EXISTS (SELECT 1 FROM main.tasks m WHERE m.problem = t.problem "
         "AND m.method = 'bodi' AND m.seed = t.seed)", (NEW_DEFAULT,)).fetchall()
     with db:
-        for problem, seed in keys:
-            for table in ("tasks", "evaluations"):
-                columns = [row[1] for row in db.execute(f"PRAGMA main.table_info({table})")]
-                chosen = ", ".join("'bodi'" if c == "method" else c for c in columns)
-                db.execute(f"INSERT INTO main.{table} ({', '.join(columns)}) SELECT {chosen} "
-                           f"FROM source.{table} WHERE problem = ? AND method = ? AND seed = ?",
-                           (problem, NEW_DEFAULT, seed))
+        for table in ("tasks", "evaluations"):
+            columns = [row[1] for row in db.execute(f"PRAGMA main.table_info({table})")]
+            chosen = ", ".join("'bodi'" if c == "method" else c for c in columns)
+            db.executemany(f"INSERT INTO main.{table} ({', '.join(columns)}) SELECT {chosen} "
+                           f"FROM source.{table} WHERE problem = ? AND seed = ? AND method = ?",
+                           [(problem, seed, NEW_DEFAULT) for problem, seed in keys])
     db.execute("DETACH DATABASE source")
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()

@@ -5,6 +5,7 @@ import sqlite3
 
 import pytest
 import torch
+from study_files import forget_settings
 
 import bodi
 from bodi.acquisition.optimize import OnModelDevice
@@ -99,11 +100,7 @@ def test_float32_and_float64_runs_are_each_reproducible_and_the_dtype_is_stored(
 def test_a_study_without_a_stored_dtype_runs_in_float64(tmp_path):
     path = tmp_path / "study.db"
     _run(bodi.BODi(MIXED, seed=0, storage=path, **FAST), 7)
-    with sqlite3.connect(path) as db:
-        (settings,) = db.execute("SELECT settings FROM studies").fetchone()
-        old = json.loads(settings)
-        del old["dtype"]
-        db.execute("UPDATE studies SET settings = ?", (json.dumps(old),))
+    forget_settings(path, "dtype")
     assert bodi.load_study(path).dtype == torch.float64
 
 

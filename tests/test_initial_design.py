@@ -5,6 +5,7 @@ import sqlite3
 
 import pytest
 import torch
+from study_files import forget_settings
 
 import bodi
 from bodi.experiments.runner import run_benchmark
@@ -62,11 +63,7 @@ def test_a_study_stored_before_the_design_option_keeps_the_sparsity_design(tmp_p
     for _ in range(3):
         x = opt.ask()
         opt.tell(x, float(sum(x[f"b{i}"] for i in range(30))))
-    with sqlite3.connect(path) as db:
-        (settings,) = db.execute("SELECT settings FROM studies").fetchone()
-        old = json.loads(settings)
-        del old["design"]
-        db.execute("UPDATE studies SET settings = ?", (json.dumps(old),))
+    forget_settings(path, "design")
     loaded = bodi.load_study(path)
     assert loaded.design == "sparsity"
     assert torch.equal(loaded._design, initial_design(SPACE, 6, 0, "sparsity"))

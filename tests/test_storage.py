@@ -1,9 +1,9 @@
 """Studies in SQLite: persistence, resume, pending trials, foreign and corrupt files."""
 
-import json
 import sqlite3
 
 import pytest
+from study_files import forget_settings
 
 import bodi
 from bodi.space import Binary, Categorical, Continuous, SearchSpace
@@ -140,11 +140,7 @@ def test_a_study_stored_before_the_shift_robust_options_still_runs_the_papers_bo
     for _ in range(5):
         x = opt.ask()
         opt.tell(x, f(x))
-    with sqlite3.connect(path) as db:
-        (settings,) = db.execute("SELECT settings FROM studies").fetchone()
-        old = json.loads(settings)
-        del old["dictionary_reference"], old["trust_region"]
-        db.execute("UPDATE studies SET settings = ?", (json.dumps(old),))
+    forget_settings(path, "dictionary_reference", "trust_region")
     reference = _opt(None, dictionary_reference="none", trust_region=False)
     for trial in opt.trials:
         reference.tell(trial.params, trial.value)

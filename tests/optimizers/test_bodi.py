@@ -262,8 +262,7 @@ def test_the_hamming_kernels_solve_a_planted_problem_and_are_recorded(kernel, ma
 
 
 def test_the_default_kernel_is_hed_times_hamming_and_a_hed_study_continues_as_hed(tmp_path):
-    import json
-    import sqlite3
+    from study_files import forget_settings
 
     from bodi.hed.kernel import HammingDistanceKernel, HammingEmbeddingKernel
     from bodi.optimizers.registry import make_optimizer
@@ -276,11 +275,7 @@ def test_the_default_kernel_is_hed_times_hamming_and_a_hed_study_continues_as_he
     path = tmp_path / "study.db"
     old = bodi.BODi(space, seed=0, n_init=4, kernel="hed", dictionary_size=16, storage=path)
     old.tell(old.ask(4), [1.0, 2.0, 3.0, 4.0])
-    with sqlite3.connect(path) as db:
-        (settings,) = db.execute("SELECT settings FROM studies").fetchone()
-        stored = json.loads(settings)
-        del stored["kernel"]
-        db.execute("UPDATE studies SET settings = ?", (json.dumps(stored),))
+    forget_settings(path, "kernel")
     loaded = bodi.load_study(path)
     assert loaded.kernel == "hed"
     loaded.tell(loaded.ask(), 0.5)
