@@ -10,7 +10,9 @@ continuous and integer columns (already in ``[0, 1]``). Both factors are Matérn
 
 Priors: BoTorch's defaults for ``SingleTaskGP`` (Hvarfner et al., 2024): a LogNormal lengthscale
 prior ``LN(sqrt(2) + log(D) / 2, sqrt(3))`` with ``D = m + #ordinal`` the number of kernel inputs,
-a LogNormal(-4, 1) noise prior, no outputscale (the outcome is standardised). The prior's median
+a LogNormal(-4, 1) noise prior (``noise_prior="lognormal"``; ``"gamma"`` is BoTorch's earlier
+Gamma(1.1, 0.05) prior, which Bounce uses, with the noise at least 1e-4), no outputscale (the
+outcome is standardised). The prior's median
 lengthscale grows like ``sqrt(D)``, so with ``m = 128`` embedding coordinates an ARD lengthscale
 only shrinks where the data ask for it: the data-driven pruning the paper credits for the
 cardinality reduction (Prop. 3, Theorem 1).
@@ -26,6 +28,7 @@ from botorch.exceptions.warnings import InputDataWarning
 from botorch.fit import fit_gpytorch_mll
 from botorch.models import SingleTaskGP
 from botorch.models.transforms.outcome import Standardize
+from botorch.models.utils.gpytorch_modules import get_gaussian_likelihood_with_gamma_prior
 from gpytorch.constraints import GreaterThan
 from gpytorch.kernels import AdditiveKernel, Kernel, MaternKernel, ProductKernel, ScaleKernel
 from gpytorch.mlls import ExactMarginalLogLikelihood
@@ -140,20 +143,37 @@ def make_hamming_kernel(space: SearchSpace) -> Kernel:
     return factors[0] if len(factors) == 1 else ProductKernel(*factors)
 
 
-def make_gp(train_X: Tensor, train_Y: Tensor, covar_module: Kernel) -> FastSingleTaskGP:
-    """An (unfitted) GP with ``covar_module``, a constant mean, BoTorch's default Gaussian
-    likelihood and standardized outcomes; ``train_X`` is ``n x dim`` (encoded), ``train_Y``
-    ``n x 1`` (larger is better). Every surrogate of bodi (HED, overlap, diffusion) is one."""
+#: the Gaussian likelihood's noise priors (see the module's docstring)
+NOISE_PRIORS = ("lognormal", "gamma")
+
+
+def check_noise_prior(noise_prior: str) -> None:
+    """The one check of a ``noise_prior`` option."""
+    if noise_prior not in NOISE_PRIORS:
+        raise ValueError(f"unknown noise_prior {noise_prior!r}; choose one of "
+                         f"{list(NOISE_PRIORS)}")
+
+
+def make_gp(train_X: Tensor, train_Y: Tensor, covar_module: Kernel,
+            noise_prior: str = "lognormal") -> FastSingleTaskGP:
+    """An (unfitted) GP with ``covar_module``, a constant mean, a Gaussian likelihood with
+    ``noise_prior`` (BoTorch's default LogNormal(-4, 1), or ``"gamma"``: Gamma(1.1, 0.05))
+    and standardized outcomes; ``train_X`` is ``n x dim`` (encoded), ``train_Y`` ``n x 1``
+    (larger is better). Every surrogate of bodi (HED, overlap, diffusion) is one."""
+    check_noise_prior(noise_prior)
+    likelihood = get_gaussian_likelihood_with_gamma_prior() if noise_prior == "gamma" else None
     with warnings.catch_warnings():
         # Categorical indices lie outside [0, 1] by design; the kernels handle them.
         warnings.simplefilter("ignore", InputDataWarning)
         return FastSingleTaskGP(
-            train_X, train_Y, covar_module=covar_module, outcome_transform=Standardize(m=1)
+            train_X, train_Y, covar_module=covar_module, likelihood=likelihood,
+            outcome_transform=Standardize(m=1),
         )
 
 
 def make_hed_model(
-    train_X: Tensor, train_Y: Tensor, space: SearchSpace, dictionary: Dictionary | None
+    train_X: Tensor, train_Y: Tensor, space: SearchSpace, dictionary: Dictionary | None,
+    noise_prior: str = "lognormal",
 ) -> FastSingleTaskGP:
     """An (unfitted) GP on the HED embedding.
 
@@ -162,8 +182,9 @@ def make_hed_model(
         train_Y: ``n x 1`` outcomes, larger is better.
         space: the search space the inputs encode.
         dictionary: dictionary over ``space.discrete_dims`` (``None`` for purely ordinal spaces).
+        noise_prior: the likelihood's noise prior (:data:`NOISE_PRIORS`).
     """
-    return make_gp(train_X, train_Y, make_hed_kernel(space, dictionary))
+    return make_gp(train_X, train_Y, make_hed_kernel(space, dictionary), noise_prior)
 
 
 def fit_model(model: SingleTaskGP, maxiter: int | None = FIT_MAXITER) -> SingleTaskGP:
@@ -222,7 +243,9 @@ def lengthscales(model: SingleTaskGP) -> dict[str, Tensor]:
 
 
 __all__ = [
+    "NOISE_PRIORS",
     "FastSingleTaskGP",
+    "check_noise_prior",
     "fit_model",
     "leave_one_out_log_likelihood",
     "lengthscales",

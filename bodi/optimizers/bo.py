@@ -41,6 +41,7 @@ from bodi.hed.dictionaries import (
     make_dictionary,
 )
 from bodi.models.gp import (
+    check_noise_prior,
     fit_model,
     leave_one_out_log_likelihood,
     make_gp,
@@ -434,6 +435,7 @@ def _check_dictionary_options(options: Mapping[str, Any], space: SearchSpace | N
     dictionary_reference = options["dictionary_reference"]
     if options["kernel"] not in KERNELS:
         raise ValueError(f"unknown kernel {options['kernel']!r}; choose one of {list(KERNELS)}")
+    check_noise_prior(options["noise_prior"])
     check_integer("dictionary_size", dictionary_size)
     if dictionary_reference is None:  # the default: relative to the incumbent where defined
         dictionary_reference = ("none" if dictionary in UNRELABELLABLE_DICTIONARIES
@@ -596,6 +598,9 @@ class BODi(GPOptimizer):
             suggestion both ``"hamming"`` and ``"hed*hamming"`` are fitted and the one with
             the larger leave-one-out log predictive density of the completed trials is used
             (:func:`bodi.models.gp.leave_one_out_log_likelihood`).
+        noise_prior: the GP likelihood's noise prior: ``"lognormal"`` (default, BoTorch's
+            LogNormal(-4, 1)) or ``"gamma"`` (Gamma(1.1, 0.05), BoTorch's earlier default
+            and Bounce's, which lets the GP explain more of the data as noise).
 
     Examples:
         >>> opt = BODi(space, seed=0)
@@ -613,14 +618,17 @@ class BODi(GPOptimizer):
         dictionary_reference: str | None = None,
         trust_region: bool | TrustRegionSettings | dict[str, Any] | None = None,
         kernel: str = "hed*hamming",
+        noise_prior: str = "lognormal",
         **kwargs: Any,
     ) -> None:
         if not isinstance(space, SearchSpace):
             raise ValueError(f"space must be a bodi.SearchSpace, got {type(space).__name__}")
         dictionary_reference = _check_dictionary_options(dict(
             dictionary_size=dictionary_size, dictionary=dictionary,
-            dictionary_reference=dictionary_reference, kernel=kernel), space)
+            dictionary_reference=dictionary_reference, kernel=kernel,
+            noise_prior=noise_prior), space)
         self.kernel = kernel
+        self.noise_prior = noise_prior
         self.dictionary_reference = dictionary_reference
         self.dictionary_size = dictionary_size
         self.dictionary_kind = dictionary
@@ -640,7 +648,7 @@ class BODi(GPOptimizer):
     # studies stored before these options existed ran the paper's configuration
     legacy_settings: ClassVar[dict[str, Any]] = {
         **GPOptimizer.legacy_settings, "dictionary_reference": "none", "trust_region": False,
-        "kernel": "hed",
+        "kernel": "hed", "noise_prior": "lognormal",
     }
 
     def settings(self) -> dict[str, Any]:
@@ -652,6 +660,7 @@ class BODi(GPOptimizer):
         }
         settings["dictionary_reference"] = self.dictionary_reference
         settings["kernel"] = self.kernel
+        settings["noise_prior"] = self.noise_prior
         return settings
 
     def make_dictionary(self) -> Dictionary | None:
@@ -700,10 +709,12 @@ class BODi(GPOptimizer):
         """The GP with the discrete model ``kernel`` (one of :data:`KERNELS` but ``"auto"``),
         fitted."""
         if kernel == "hamming":
-            return fit_model(make_gp(train_X, train_Y, make_hamming_kernel(self.space)))
-        combined = {"hed*hamming": make_hed_hamming_kernel,
-                    "hed+hamming": make_hed_plus_hamming_kernel}.get(kernel)
-        if combined is not None:
+            covar = make_hamming_kernel(self.space)
+        elif kernel in ("hed*hamming", "hed+hamming"):
+            combined = {"hed*hamming": make_hed_hamming_kernel,
+                        "hed+hamming": make_hed_plus_hamming_kernel}[kernel]
             covar = combined(self.space, self.make_dictionary())
-            return fit_model(make_gp(train_X, train_Y, covar))
-        return fit_model(make_hed_model(train_X, train_Y, self.space, self.make_dictionary()))
+        else:
+            return fit_model(make_hed_model(train_X, train_Y, self.space, self.make_dictionary(),
+                                            self.noise_prior))
+        return fit_model(make_gp(train_X, train_Y, covar, self.noise_prior))

@@ -286,6 +286,27 @@ def test_the_default_kernel_is_hed_times_hamming_and_a_hed_study_continues_as_he
         bodi.BODi(space, seed=0, n_init=4, dictionary_size=16, storage=path)
 
 
+def test_the_noise_prior_is_an_option_stored_with_the_study(tmp_path):
+    from gpytorch.priors import GammaPrior
+
+    from bodi.optimizers.registry import make_optimizer
+
+    problem = planted_mixed(seed=2)
+    path = tmp_path / "study.db"
+    opt = make_optimizer("bodi[noise_prior=gamma]", problem.space, seed=0, direction="minimize",
+                         n_init=6, num_restarts=2, raw_samples=64, dictionary_size=16,
+                         storage=path)
+    for _ in range(8):
+        x = opt.ask()
+        opt.tell(x, float(problem(x)))
+    assert isinstance(opt.model.likelihood.noise_covar.noise_prior, GammaPrior)
+    assert bodi.load_study(path).settings()["noise_prior"] == "gamma"
+    assert bodi.BODi(problem.space).noise_prior == "lognormal"
+    assert bodi.BODi.legacy_settings["noise_prior"] == "lognormal"
+    with pytest.raises(ValueError, match="unknown noise_prior"):
+        bodi.BODi(problem.space, noise_prior="wide")
+
+
 def test_the_auto_kernel_uses_the_model_that_predicts_left_out_trials_better(tmp_path):
     from bodi.models.gp import leave_one_out_log_likelihood
     from bodi.optimizers.bo import AUTO_KERNELS
