@@ -3,10 +3,18 @@
 # and BODi's time per suggestion on the GPU beside ablation runs on the CPU cores. Results go
 # to $OUT (or the folder given): results.db (merge it into data/ablation), logs, scale jsonl.
 #   bash benchmarks/device_session.sh "SPEC1;SPEC2" PROBLEMS SEEDS SECONDS
+# The device's image has PyTorch, BoTorch and GPyTorch but not Dask, which the runner uses:
+# carry its wheels in .whl (ignored; see ../.library/device/README.md), made here with
+#   pip download --no-deps --only-binary=:all: --python-version 3.12 --platform manylinux_2_28_x86_64 \
+#     -d .whl dask==V distributed==V locket==V partd==V tblib==V tornado==V zict==V   (V: lock file)
 set -u
 OUT=${OUT:-${5:-/tmp/device_out}}
 mkdir -p "$OUT"
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
+if compgen -G ".whl/*.whl" >/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site \
+    .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD
+fi
 python3 -c "import torch, botorch, gpytorch; print(torch.__version__, botorch.__version__, gpytorch.__version__, torch.cuda.is_available(), torch.get_num_threads())" >"$OUT/versions.txt" 2>&1
 nproc >>"$OUT/versions.txt"
 (
@@ -18,7 +26,7 @@ nproc >>"$OUT/versions.txt"
 ) &
 gpu=$!
 python3 benchmarks/parallel_runs.py --methods "$1" --problems "$2" --seeds "$3" \
-  --seconds "$4" --jobs 14 --out "$OUT/ablation" >"$OUT/runs.log" 2>&1
+  --seconds "$4" --jobs 15 --out "$OUT/ablation" >"$OUT/runs.log" 2>&1
 wait $gpu
 cp "$OUT/ablation/results.db" "$OUT/results.db" 2>/dev/null
 tail -n 3 "$OUT/runs.log" "$OUT/gpu_tests.log" "$OUT/scale_cuda.log"

@@ -10,6 +10,10 @@ cores), each with its own ``results.db`` under ``<out>/runs/<k>`` and one thread
 do not compete for cores); after ``--seconds`` unfinished runs are stopped (what
 they evaluated is kept, and ``benchmarks/yardstick.py`` resumes them); then every run is
 copied into ``<out>/results.db``. Methods are separated by ``;`` (a spec may hold commas).
+
+    python benchmarks/parallel_runs.py --merge-from returned.db --out data/ablation
+
+copies the runs of a database brought back (from the device machine) into ``<out>/results.db``.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ def merge(sources: list[Path], target: Path) -> int:
         with sqlite3.connect(source) as db:
             db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
         with sqlite3.connect(sources[0]) as db, sqlite3.connect(target) as out:
             db.backup(out)
         sources = sources[1:]
@@ -52,14 +57,21 @@ def merge(sources: list[Path], target: Path) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--methods", required=True, help="method specs separated by ';'")
-    parser.add_argument("--problems", required=True)
+    parser.add_argument("--methods", help="method specs separated by ';'")
+    parser.add_argument("--problems")
     parser.add_argument("--seeds", default="0-4")
     parser.add_argument("--out", required=True)
     parser.add_argument("--seconds", type=float, default=480.0)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--merge-from", help="only merge this results database into --out")
     args = parser.parse_args()
     out = Path(args.out)
+    if args.merge_from:
+        total = merge([Path(args.merge_from)], out / "results.db")
+        print(f"{total} evaluations in {out / 'results.db'}")
+        return
+    if not args.methods or not args.problems:
+        parser.error("--methods and --problems are required (or --merge-from)")
     jobs = [(m, p, s) for p in args.problems.split(",") if p
             for m in args.methods.split(";") if m for s in expand_seeds(args.seeds)]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
