@@ -172,8 +172,7 @@ def make_gp(train_X: Tensor, train_Y: Tensor, covar_module: Kernel,
 
 
 def make_hed_model(
-    train_X: Tensor, train_Y: Tensor, space: SearchSpace, dictionary: Dictionary | None,
-    noise_prior: str = "lognormal",
+    train_X: Tensor, train_Y: Tensor, space: SearchSpace, dictionary: Dictionary | None
 ) -> FastSingleTaskGP:
     """An (unfitted) GP on the HED embedding.
 
@@ -182,9 +181,8 @@ def make_hed_model(
         train_Y: ``n x 1`` outcomes, larger is better.
         space: the search space the inputs encode.
         dictionary: dictionary over ``space.discrete_dims`` (``None`` for purely ordinal spaces).
-        noise_prior: the likelihood's noise prior (:data:`NOISE_PRIORS`).
     """
-    return make_gp(train_X, train_Y, make_hed_kernel(space, dictionary), noise_prior)
+    return make_gp(train_X, train_Y, make_hed_kernel(space, dictionary))
 
 
 def fit_model(model: SingleTaskGP, maxiter: int | None = FIT_MAXITER) -> SingleTaskGP:

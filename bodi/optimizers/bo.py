@@ -47,7 +47,7 @@ from bodi.models.gp import (
     make_gp,
     make_hamming_kernel,
     make_hed_hamming_kernel,
-    make_hed_model,
+    make_hed_kernel,
     make_hed_plus_hamming_kernel,
 )
 from bodi.novelty import SearchSpaceExhaustedError
@@ -428,9 +428,9 @@ def penalize_infeasible(utility: Tensor, C: Tensor) -> Tensor:
     return torch.where(infeasible, floor - 1 - violation, utility)
 
 
-def _check_dictionary_options(options: Mapping[str, Any], space: SearchSpace | None) -> str:
-    """Check :class:`BODi`'s dictionary options (against ``space``, if given, too); returns
-    the dictionary reference (its default filled in)."""
+def _check_model_options(options: Mapping[str, Any], space: SearchSpace | None) -> str:
+    """Check :class:`BODi`'s model options: dictionary, kernel and noise prior (against
+    ``space``, if given, too); returns the dictionary reference (its default filled in)."""
     dictionary_size, dictionary = options["dictionary_size"], options["dictionary"]
     dictionary_reference = options["dictionary_reference"]
     if options["kernel"] not in KERNELS:
@@ -546,6 +546,9 @@ DICTIONARY_REFERENCES = ("none", "random", "incumbent")
 #: their product or sum, or for each suggestion the one of :data:`AUTO_KERNELS` that predicts
 #: the data better (``"auto"``)
 KERNELS = ("hed", "hamming", "hed*hamming", "hed+hamming", "auto")
+#: the kernels of :data:`KERNELS` built on a dictionary: their makers ``(space, dictionary)``
+_DICTIONARY_KERNELS = {"hed": make_hed_kernel, "hed*hamming": make_hed_hamming_kernel,
+                       "hed+hamming": make_hed_plus_hamming_kernel}
 #: the kernels that ``kernel="auto"`` chooses between, by leave-one-out predictive density
 AUTO_KERNELS = ("hamming", "hed*hamming")
 
@@ -623,7 +626,7 @@ class BODi(GPOptimizer):
     ) -> None:
         if not isinstance(space, SearchSpace):
             raise ValueError(f"space must be a bodi.SearchSpace, got {type(space).__name__}")
-        dictionary_reference = _check_dictionary_options(dict(
+        dictionary_reference = _check_model_options(dict(
             dictionary_size=dictionary_size, dictionary=dictionary,
             dictionary_reference=dictionary_reference, kernel=kernel,
             noise_prior=noise_prior), space)
@@ -639,7 +642,7 @@ class BODi(GPOptimizer):
 
     @classmethod
     def _check_space_free_options(cls, options: dict[str, Any]) -> None:
-        _check_dictionary_options(options, None)
+        _check_model_options(options, None)
         if options["trust_region"] is None:  # BODi's default (see __init__)
             options = {**options,
                        "trust_region": options["acquisition_optimizer"] != "botorch"}
@@ -708,13 +711,8 @@ class BODi(GPOptimizer):
     def make_model_with_kernel(self, kernel: str, train_X: Tensor, train_Y: Tensor) -> Model:
         """The GP with the discrete model ``kernel`` (one of :data:`KERNELS` but ``"auto"``),
         fitted."""
-        if kernel == "hamming":
+        if kernel == "hamming":  # no dictionary
             covar = make_hamming_kernel(self.space)
-        elif kernel in ("hed*hamming", "hed+hamming"):
-            combined = {"hed*hamming": make_hed_hamming_kernel,
-                        "hed+hamming": make_hed_plus_hamming_kernel}[kernel]
-            covar = combined(self.space, self.make_dictionary())
         else:
-            return fit_model(make_hed_model(train_X, train_Y, self.space, self.make_dictionary(),
-                                            self.noise_prior))
+            covar = _DICTIONARY_KERNELS[kernel](self.space, self.make_dictionary())
         return fit_model(make_gp(train_X, train_Y, covar, self.noise_prior))
