@@ -3,10 +3,9 @@
 # and BODi's time per suggestion on the GPU beside ablation runs on the CPU cores. Results go
 # to $OUT (or the folder given): results.db (merge it into data/ablation), logs, scale jsonl.
 #   bash benchmarks/device_session.sh "SPEC1;SPEC2" PROBLEMS SEEDS SECONDS
-# The device's image has PyTorch, BoTorch and GPyTorch but not Dask, which the runner uses:
-# carry its wheels in .whl (ignored; see ../.library/device/README.md), made here with
-#   pip download --no-deps --only-binary=:all: --python-version 3.12 --platform manylinux_2_28_x86_64 \
-#     -d .whl dask==V distributed==V locket==V partd==V tblib==V tornado==V zict==V   (V: lock file)
+# The device's image has PyTorch, BoTorch and GPyTorch but not Dask: every run has one worker,
+# which the runner runs in its own process without Dask. Wheels of other missing packages can
+# be carried in .whl (ignored; see ../.library/device/README.md) and are installed first.
 set -u
 OUT=${OUT:-${5:-/tmp/device_out}}
 mkdir -p "$OUT"

@@ -1,5 +1,6 @@
 """Run the yardstick's protocol as one process per (method, problem, seed), on a machine with
-many cores and no Dask (the device machine), then merge the runs into one results database.
+many cores (the device machine; each run has one worker, so no Dask is needed), then merge
+the runs into one results database.
 
 Usage:
     python benchmarks/parallel_runs.py --methods "bodi;bounce" --problems labs100-shifted \

@@ -392,7 +392,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--out", default="results")
     bench.add_argument("--scheduler", default=None, help="address of a running Dask scheduler")
     bench.add_argument("--workers", type=_positive_int, default=None,
-                       help="LocalCluster workers (default: one per core)")
+                       help="LocalCluster workers (default: one per core; 1: in this process, "
+                            "without Dask)")
     bench.add_argument("--wcnf", default=None, help="path of frb10-6-4.wcnf for maxsat60")
     bench.add_argument("--csv", default=None, help="slice localization CSV for svm53")
     bench.add_argument("--no-plot", action="store_true", help="skip the figure and the table")

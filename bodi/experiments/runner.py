@@ -1,4 +1,5 @@
-"""The benchmark runner: (problem, method, seed) tasks on a Dask cluster, resumable.
+"""The benchmark runner: (problem, method, seed) tasks on a Dask cluster (or in this process
+with one worker), resumable.
 
 Each task is advanced one *step* at a time. A step is a Dask task that rebuilds the problem and
 a fresh optimizer from the task's history, tells it every past evaluation, asks one point and
@@ -17,6 +18,7 @@ import json
 import os
 import time
 import warnings
+from collections import deque
 from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -152,7 +154,9 @@ def run_benchmark(
 
     Args:
         scheduler: address of an existing Dask scheduler; by default a ``LocalCluster`` with
-            one single-threaded worker per core (``n_workers`` to override).
+            one single-threaded worker per core (``n_workers`` to override; ``n_workers=1``
+            runs the steps in this process instead, the tasks' steps in turn, without Dask,
+            with the same results).
         device: where the GP methods' models compute (e.g. ``"cuda"``; default the CPU).
         design: the kind of the shared initial design (``"uniform"`` or ``"sparsity"``); the
             results store records it, and resuming a task with another kind is an error.
@@ -176,9 +180,34 @@ def run_benchmark(
     todo = [t for t in tasks if len(histories[t]) < budget]
     if not todo:
         return store
-    from distributed import Client, LocalCluster, as_completed
-
     with ExitStack() as stack:
+        bars = stack.enter_context(ProgressBars(progress, what="bodi bench's progress bars"))
+        overall = bars.add("[bold]all tasks", total=budget * len(tasks),
+                           completed=sum(len(h) for h in histories.values()))
+        bar = {t: bars.add(f"{t.problem} {t.method} seed {t.seed}", total=budget,
+                           completed=len(histories[t])) for t in tasks}
+
+        def record(task: Task, evaluations: list[Evaluation]) -> bool:
+            """Store a step's evaluations; whether ``task`` has budget left."""
+            direction = _problem(task.problem, wcnf, csv).direction
+            for evaluation in evaluations[: budget - len(histories[task])]:
+                store.append(task.problem, task.method, task.seed, direction, evaluation)
+                histories[task].append(evaluation)
+                values = [e.value for e in histories[task] if e.value is not None]
+                bars.advance(bar[task], best_of(values, direction) if values else None)
+                bars.advance(overall)
+            return len(histories[task]) < budget
+
+        if scheduler is None and n_workers == 1:  # in this process, one step per task in turn
+            stack.callback(torch.set_num_threads, torch.get_num_threads())
+            queue = deque(todo)
+            while queue:
+                task = queue.popleft()
+                if record(task, run_step(task, tuple(histories[task]))):
+                    queue.append(task)
+            return store
+        from distributed import Client, LocalCluster, as_completed
+
         if scheduler:
             client = stack.enter_context(Client(scheduler))
         else:
@@ -188,26 +217,12 @@ def run_benchmark(
                              dashboard_address=None)
             )
             client = stack.enter_context(Client(cluster))
-        bars = stack.enter_context(ProgressBars(progress, what="bodi bench's progress bars"))
-        overall = bars.add("[bold]all tasks", total=budget * len(tasks),
-                           completed=sum(len(h) for h in histories.values()))
-        bar = {t: bars.add(f"{t.problem} {t.method} seed {t.seed}", total=budget,
-                           completed=len(histories[t])) for t in tasks}
-        futures = {}
-        for task in todo:
-            futures[client.submit(run_step, task, tuple(histories[task]), pure=False)] = task
+        futures = {client.submit(run_step, task, tuple(histories[task]), pure=False): task
+                   for task in todo}
         pending = as_completed(list(futures))
         for future in pending:
             task = futures.pop(future)
-            direction = _problem(task.problem, wcnf, csv).direction
-            for evaluation in future.result()[: budget - len(histories[task])]:
-                store.append(task.problem, task.method, task.seed, direction, evaluation)
-                histories[task].append(evaluation)
-                values = [e.value for e in histories[task] if e.value is not None]
-                best = best_of(values, direction) if values else None
-                bars.advance(bar[task], best)
-                bars.advance(overall)
-            if len(histories[task]) < budget:
+            if record(task, future.result()):
                 nxt = client.submit(run_step, task, tuple(histories[task]), pure=False)
                 futures[nxt] = task
                 pending.add(nxt)

@@ -81,6 +81,21 @@ def test_run_persists_every_evaluation_with_shared_initial_design(tmp_path):
     run_benchmark(["planted-binary10", "pest"], ["bodi[m=16]", "random"], [0, 1],
                   budget=9, n_init=4, out=out, n_workers=2, progress=False).close()
     assert _rows(out) == rows
+    # one worker runs the steps in this process, without Dask, to the same evaluations
+    here = tmp_path / "here"
+    script = (
+        "import sys, torch\n"
+        "from bodi.experiments.runner import run_benchmark\n"
+        "torch.set_num_threads(2)\n"
+        f"run_benchmark(['planted-binary10', 'pest'], ['bodi[m=16]', 'random'], [0, 1], "
+        f"budget=9, n_init=4, out={str(here)!r}, n_workers=1, progress=False).close()\n"
+        "assert 'distributed' not in sys.modules, 'Dask was imported'\n"
+        "assert torch.get_num_threads() == 2, 'threads not restored'\n")
+    subprocess.run([sys.executable, "-c", script], check=True)
+    here_rows = _rows(here)
+    assert [r[:5] for r in here_rows] == [r[:5] for r in rows]
+    for row, other in zip(here_rows, rows, strict=True):
+        assert row[5:] == pytest.approx(other[5:], rel=1e-12, abs=1e-12)
 
 
 def test_existing_scheduler_address(tmp_path):
