@@ -1,0 +1,97 @@
+"""The yardstick's losers under a 5-point initial design, the size Bounce samples for itself.
+
+The yardstick gives every method the shared uniform design of 20 points, except Bounce, which
+cannot model points outside its embedding and samples 5 of its own (then models from the 6th
+evaluation on). This script runs bodi, SA and CASMOPOLITAN with the first 5 points instead, so
+that they start as Bounce does, and prints each method's best after 20, 60, 100 and 200
+evaluations under both designs, with the one-sided paired t-test p of the listed method being
+ahead of Bounce (same seeds). Runs go to ``data/design5/results.db`` (resumable):
+
+    python benchmarks/design_size.py run --methods bodi,sa --problems labs100-shifted --seeds 0-9
+    python benchmarks/design_size.py table --methods bodi,sa,casmopolitan
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sqlite3
+from pathlib import Path
+
+from scipy import stats
+
+from bodi.experiments.runner import expand_seeds, run_benchmark
+from bodi.optimizers.registry import split_methods
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBLEMS = "labs100-shifted,labs50-shifted,pest50-shifted"
+BUDGET, SMALL_DESIGN = 200, 5
+
+
+def best_after(path: Path, problem: str, method: str, evaluations: int) -> dict[int, float]:
+    """Seed -> best value after ``evaluations`` evaluations, from one results database."""
+    if not path.exists():
+        return {}
+    with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True) as db:
+        return dict(db.execute(
+            "SELECT seed, best FROM evaluations WHERE problem = ? AND method = ? AND number = ?",
+            (problem, method, evaluations - 1)).fetchall())
+
+
+def cell(values: dict[int, float], bounce: dict[int, float], sign: float) -> str:
+    """``mean ± s.e.`` and the paired p of being ahead of Bounce."""
+    if not values:
+        return "-"
+    v = list(values.values())
+    mean = sum(v) / len(v)
+    se = math.sqrt(sum((x - mean) ** 2 for x in v) / (len(v) - 1) / len(v)) if len(v) > 1 else 0
+    text = f"{mean:.4g} ± {se:.2g}" + ("" if len(v) == 10 else f" ({len(v)})")
+    shared = sorted(set(values) & set(bounce))
+    if len(shared) > 1 and values != bounce:
+        p = stats.ttest_rel([sign * values[s] for s in shared],
+                            [sign * bounce[s] for s in shared], alternative="greater").pvalue
+        text += f" [{p:.2g}]"
+    return text
+
+
+def table(methods: list[str], problems: list[str], out: Path) -> None:
+    shared = ROOT / "data" / "yardstick" / "results.db"
+    print("| problem | after | Bounce (own 5) | "
+          + " | ".join(f"{m} (20) | {m} (5)" for m in methods) + " |")
+    print("|---|---|---|" + "---|---|" * len(methods))
+    for problem in problems:
+        with sqlite3.connect(f"{shared.resolve().as_uri()}?mode=ro", uri=True) as db:
+            (direction,) = db.execute("SELECT direction FROM tasks WHERE problem = ? LIMIT 1",
+                                      (problem,)).fetchone()
+        sign = 1.0 if direction == "maximize" else -1.0
+        for evaluations in (20, 60, 100, BUDGET):
+            bounce = best_after(shared, problem, "bounce", evaluations)
+            cells = [cell(bounce, {}, sign)]
+            for method in methods:
+                cells += [cell(best_after(shared, problem, method, evaluations), bounce, sign),
+                          cell(best_after(out, problem, method, evaluations), bounce, sign)]
+            print(f"| {problem} ({'max' if sign > 0 else 'min'}) | {evaluations} | "
+                  + " | ".join(cells) + " |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("action", choices=("run", "table"))
+    parser.add_argument("--methods", default="bodi,sa")
+    parser.add_argument("--problems", default=PROBLEMS)
+    parser.add_argument("--seeds", default="0-9")
+    parser.add_argument("--out", default=str(ROOT / "data" / "design5"))
+    parser.add_argument("--n-init", type=int, default=SMALL_DESIGN,
+                        help="the shared design's size (Bounce, which ignores it, takes "
+                             "bounce[n_init=N] for its own)")
+    args = parser.parse_args()
+    methods, problems = split_methods(args.methods), args.problems.split(",")
+    if args.action == "run":
+        run_benchmark(problems, methods, expand_seeds(args.seeds), budget=BUDGET,
+                      n_init=args.n_init, out=args.out, n_workers=1, progress=False).close()
+    else:
+        table(methods, problems, Path(args.out) / "results.db")
+
+
+if __name__ == "__main__":
+    main()
