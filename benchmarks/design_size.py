@@ -2,13 +2,14 @@
 
 The yardstick gives every method the shared uniform design of 20 points, except Bounce, which
 cannot model points outside its embedding and samples 5 of its own (then models from the 6th
-evaluation on). This script runs bodi, SA and CASMOPOLITAN with the first 5 points instead, so
-that they start as Bounce does, and prints each method's best after 20, 60, 100 and 200
-evaluations under both designs, with the one-sided paired t-test p of the listed method being
-ahead of Bounce (same seeds). Runs go to ``data/design5/results.db`` (resumable):
+evaluation on). This script runs methods with the shared design's first 5 points instead, so
+that they start as Bounce does (or Bounce with more points of its own, ``bounce[n_init=20]``),
+and prints each method's best after 20, 60, 100 and 200 evaluations under both designs (mean
+± s.e. (seeds)), with the one-sided paired t-test p of the method being ahead of Bounce on the
+seeds both ran. Runs go to ``data/design5/results.db`` (resumable):
 
     python benchmarks/design_size.py run --methods bodi,sa --problems labs100-shifted --seeds 0-9
-    python benchmarks/design_size.py table --methods bodi,sa,casmopolitan
+    python benchmarks/design_size.py table --methods bodi,sa
 """
 
 from __future__ import annotations
@@ -26,16 +27,23 @@ from bodi.optimizers.registry import split_methods
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = "labs100-shifted,labs50-shifted,pest50-shifted"
 BUDGET, SMALL_DESIGN = 200, 5
+#: the runs with the yardstick's shared 20-point design: its database, and seeds 10-19 of bodi
+#: and Bounce on labs100-shifted (``python benchmarks/yardstick.py --out data/seeds10to19
+#: --methods bodi,bounce --problems labs100-shifted --seeds 10-19``)
+SHARED_DESIGN_RUNS = ("yardstick", "seeds10to19")
 
 
-def best_after(path: Path, problem: str, method: str, evaluations: int) -> dict[int, float]:
-    """Seed -> best value after ``evaluations`` evaluations, from one results database."""
-    if not path.exists():
-        return {}
-    with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True) as db:
-        return dict(db.execute(
-            "SELECT seed, best FROM evaluations WHERE problem = ? AND method = ? AND number = ?",
-            (problem, method, evaluations - 1)).fetchall())
+def best_after(paths: list[Path], problem: str, method: str, evaluations: int
+               ) -> dict[int, float]:
+    """Seed -> best value after ``evaluations`` evaluations, from results databases."""
+    found: dict[int, float] = {}
+    for path in paths:
+        if path.exists():
+            with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True) as db:
+                found.update(db.execute(
+                    "SELECT seed, best FROM evaluations WHERE problem = ? AND method = ? "
+                    "AND number = ?", (problem, method, evaluations - 1)).fetchall())
+    return found
 
 
 def cell(values: dict[int, float], bounce: dict[int, float], sign: float) -> str:
@@ -45,7 +53,7 @@ def cell(values: dict[int, float], bounce: dict[int, float], sign: float) -> str
     v = list(values.values())
     mean = sum(v) / len(v)
     se = math.sqrt(sum((x - mean) ** 2 for x in v) / (len(v) - 1) / len(v)) if len(v) > 1 else 0
-    text = f"{mean:.4g} ± {se:.2g}" + ("" if len(v) == 10 else f" ({len(v)})")
+    text = f"{mean:.4g} ± {se:.2g} ({len(v)})"
     shared = sorted(set(values) & set(bounce))
     if len(shared) > 1 and values != bounce:
         p = stats.ttest_rel([sign * values[s] for s in shared],
@@ -55,12 +63,12 @@ def cell(values: dict[int, float], bounce: dict[int, float], sign: float) -> str
 
 
 def table(methods: list[str], problems: list[str], out: Path) -> None:
-    shared = ROOT / "data" / "yardstick" / "results.db"
+    shared = [ROOT / "data" / name / "results.db" for name in SHARED_DESIGN_RUNS]
     print("| problem | after | Bounce (own 5) | "
           + " | ".join(f"{m} (20) | {m} (5)" for m in methods) + " |")
     print("|---|---|---|" + "---|---|" * len(methods))
     for problem in problems:
-        with sqlite3.connect(f"{shared.resolve().as_uri()}?mode=ro", uri=True) as db:
+        with sqlite3.connect(f"{shared[0].resolve().as_uri()}?mode=ro", uri=True) as db:
             (direction,) = db.execute("SELECT direction FROM tasks WHERE problem = ? LIMIT 1",
                                       (problem,)).fetchone()
         sign = 1.0 if direction == "maximize" else -1.0
@@ -69,7 +77,7 @@ def table(methods: list[str], problems: list[str], out: Path) -> None:
             cells = [cell(bounce, {}, sign)]
             for method in methods:
                 cells += [cell(best_after(shared, problem, method, evaluations), bounce, sign),
-                          cell(best_after(out, problem, method, evaluations), bounce, sign)]
+                          cell(best_after([out], problem, method, evaluations), bounce, sign)]
             print(f"| {problem} ({'max' if sign > 0 else 'min'}) | {evaluations} | "
                   + " | ".join(cells) + " |")
 
