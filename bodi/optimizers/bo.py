@@ -63,6 +63,9 @@ from bodi.space import DTYPE, Binary, SearchSpace, Value
 from bodi.storage import Storage
 
 DEFAULT_MAX_MODEL_POINTS = 1000
+#: with ``local_model``, the model always sees at least this many trials (the nearest the
+#: trust region's centre), however small the region
+LOCAL_MODEL_MIN_POINTS = 20
 
 
 class GPOptimizer(ModelBasedOptimizer):
@@ -126,6 +129,11 @@ class GPOptimizer(ModelBasedOptimizer):
         coarse_steps: the first this many suggestions after the initial design move groups
             of parameters together, from 5 groups to single parameters
             (:mod:`bodi.acquisition.coarse_to_fine`); ``0`` (default): never.
+        local_model: fit the GP only on the completed trials inside the trust region (and the
+            :data:`LOCAL_MODEL_MIN_POINTS` nearest its centre, at most ``max_model_points``),
+            so that far points, such as most of a random initial design, do not set the
+            model's length scales near the incumbent; needs a trust region. ``False``
+            (default): every trial (up to ``max_model_points``).
 
     Subclasses implement :meth:`make_model` and extend :meth:`settings`.
     """
@@ -155,6 +163,7 @@ class GPOptimizer(ModelBasedOptimizer):
         known_objectives: Mapping[int, Callable[[dict[str, Value]], float]] | None = None,
         max_model_points: int | None = DEFAULT_MAX_MODEL_POINTS,
         coarse_steps: int = 0,
+        local_model: bool = False,
         storage: str | Path | Storage | None = None,
         study_name: str | None = None,
         on_pending: str = "reissue",
@@ -170,7 +179,8 @@ class GPOptimizer(ModelBasedOptimizer):
             acquisition=acquisition, num_restarts=num_restarts, raw_samples=raw_samples,
             acquisition_optimizer=acquisition_optimizer, acquisition_options=acquisition_options,
             ucb_beta=ucb_beta, trust_region=trust_region, max_model_points=max_model_points,
-            device=device, dtype=dtype, coarse_steps=coarse_steps), space)
+            device=device, dtype=dtype, coarse_steps=coarse_steps, local_model=local_model),
+            space)
         self.tensor_kwargs = model_tensor_kwargs(device, dtype)
         self.acquisition = acquisition
         self.num_restarts = num_restarts
@@ -180,6 +190,7 @@ class GPOptimizer(ModelBasedOptimizer):
         self.ucb_beta = ucb_beta
         self.max_model_points = max_model_points
         self.coarse_steps = coarse_steps
+        self.local_model = local_model
         self.trust_region_settings = (
             TrustRegionSettings() if trust_region is True else trust_region or None
         )
@@ -209,13 +220,15 @@ class GPOptimizer(ModelBasedOptimizer):
             "ref_point": self.ref_point,
             "max_model_points": self.max_model_points,
             "coarse_steps": self.coarse_steps,
+            "local_model": self.local_model,
         }
 
-    # studies stored before the dtype (ref_point, max_model_points, coarse_steps) option
-    # existed ran in float64 (one objective, every trial in the model, no group moves)
+    # studies stored before the dtype (ref_point, max_model_points, coarse_steps,
+    # local_model) option existed ran in float64 (one objective, every trial in the model, no
+    # group moves)
     legacy_settings: ClassVar[dict[str, Any]] = {
         **ModelBasedOptimizer.legacy_settings, "dtype": "float64", "ref_point": None,
-        "max_model_points": None, "coarse_steps": 0,
+        "max_model_points": None, "coarse_steps": 0, "local_model": False,
     }
 
     @classmethod
@@ -318,12 +331,21 @@ class GPOptimizer(ModelBasedOptimizer):
         return GenericDeterministicModel(exact, num_outputs=1)
 
     def model_rows(self, center: Tensor) -> Tensor:
-        """Indices of the completed trials the model is fitted on: all of them, or the
-        ``max_model_points`` nearest ``center`` (:func:`nearest_rows`)."""
+        """Indices (ascending) of the completed trials the model is fitted on: all of them,
+        or the ``max_model_points`` nearest ``center`` (:func:`nearest_rows`); with
+        ``local_model`` and a trust region, those inside it and the
+        :data:`LOCAL_MODEL_MIN_POINTS` nearest ``center`` (then the ``max_model_points``
+        nearest of these)."""
         X = self.X_completed
-        if self.max_model_points is None or len(X) <= self.max_model_points:
-            return torch.arange(len(X))
-        return nearest_rows(self.space, X, center, self.max_model_points)
+        cap = len(X) if self.max_model_points is None else min(len(X), self.max_model_points)
+        rows = torch.arange(len(X))
+        if self.local_model and self.region is not None and len(X) > LOCAL_MODEL_MIN_POINTS:
+            inside = self.region.contains(X)
+            inside[nearest_rows(self.space, X, center, LOCAL_MODEL_MIN_POINTS)] = True
+            rows = torch.nonzero(inside).flatten()
+        if len(rows) <= cap:
+            return rows
+        return rows[nearest_rows(self.space, X[rows], center, cap)]
 
     def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
         X = self.X_completed
@@ -464,6 +486,8 @@ def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None) -> 
         raise ValueError(f"ucb_beta must be a finite number >= 0, got {ucb_beta!r}")
     check_integer("max_model_points", max_model_points, 2, optional=True)
     check_integer("coarse_steps", options["coarse_steps"], 0)
+    if not isinstance(options["local_model"], bool):
+        raise ValueError(f"local_model must be True or False, got {options['local_model']!r}")
     if acquisition_options is not None and not isinstance(acquisition_options, dict):
         raise ValueError(f"acquisition_options must be a dict, got {acquisition_options!r}")
     check_acquisition(acquisition)
@@ -477,6 +501,9 @@ def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None) -> 
                          f"{trust_region!r}")
     check_acquisition_optimizer(acquisition_optimizer, trust_region=trust_region is not False,
                                 constrained=space is not None and bool(space.constraints))
+    if options["local_model"] and trust_region is False:
+        raise ValueError("local_model=True fits the model inside the trust region; it needs "
+                         "trust_region")
     model_tensor_kwargs(device, dtype)
     return trust_region
 

@@ -9,7 +9,8 @@ import torch
 import bodi
 from bodi.acquisition.trust_region import TrustRegionSettings
 from bodi.novelty import SearchSpaceExhaustedError
-from bodi.optimizers.bo import nearest_rows
+from bodi.optimizers.bo import LOCAL_MODEL_MIN_POINTS, nearest_rows
+from bodi.optimizers.registry import make_optimizer
 from bodi.problems import planted_binary, planted_categorical, planted_mixed
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
 
@@ -367,6 +368,33 @@ def test_max_model_points_fits_the_model_on_the_trials_nearest_the_region_centre
     # stored with the study; a resumed study continues with the same setting
     resumed = bodi.load_study(storage, "local")
     assert resumed.max_model_points == 8
+
+
+def test_local_model_fits_the_trials_inside_the_region_and_the_nearest(tmp_path):
+    problem = planted_binary(40, seed=3)
+    storage = tmp_path / "s.db"
+    opt = bodi.BODi(problem.space, seed=0, n_init=24, local_model=True, storage=storage,
+                    study_name="local", trust_region={"init_radius": 8}, **FAST)
+    for _ in range(27):
+        x = opt.ask()
+        opt.tell(x, float(problem(x)))
+    X_before = opt.X_completed[:26]  # what the last model was fitted on
+    region = opt.region
+    assert region is not None and region.radius == 8
+    distance = (X_before != region.center).sum(-1)
+    nearest = torch.zeros(26, dtype=torch.bool)
+    nearest[nearest_rows(problem.space, X_before, region.center, LOCAL_MODEL_MIN_POINTS)] = True
+    expected = X_before[(distance <= 8) | nearest]
+    assert len(expected) < 26  # random design points 20 flips away are left out
+    assert torch.equal(opt.model.train_inputs[0], expected)
+    # stored with the study, and a spec sets it
+    assert bodi.load_study(storage, "local").local_model is True
+    assert make_optimizer("bodi[local_model=true]", problem.space, seed=0,
+                          direction="minimize").local_model is True
+    with pytest.raises(ValueError, match="needs trust_region"):
+        bodi.BODi(problem.space, local_model=True, trust_region=False)
+    with pytest.raises(ValueError, match="local_model"):
+        bodi.BODi(problem.space, local_model="yes")
 
 
 def test_nearest_rows_breaks_ties_by_order():
