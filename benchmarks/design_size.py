@@ -10,6 +10,7 @@ seeds both ran. Runs go to ``data/design5/results.db`` (resumable):
 
     python benchmarks/design_size.py run --methods bodi,sa --problems labs100-shifted --seeds 0-9
     python benchmarks/design_size.py table --methods bodi,sa
+    python benchmarks/design_size.py phases --methods bodi,bounce,sa   # gains per window
 """
 
 from __future__ import annotations
@@ -82,9 +83,27 @@ def table(methods: list[str], problems: list[str], out: Path) -> None:
                   + " | ".join(cells) + " |")
 
 
+WINDOWS = ((1, 20), (21, 40), (41, 70), (71, 100), (101, 150), (151, 200))
+
+
+def phases(methods: list[str], problems: list[str]) -> None:
+    """The mean gain of the best value per seed in windows of evaluations (the first window:
+    the best after 20), from the yardstick's stored runs (seeds 0-9)."""
+    shared = ROOT / "data" / "yardstick" / "results.db"
+    print("| problem | method | " + " | ".join(f"{a}-{b}" for a, b in WINDOWS) + " |")
+    print("|---|---|" + "---|" * len(WINDOWS))
+    for problem in problems:
+        for method in methods:
+            best = {n: best_after([shared], problem, method, n) for _, n in WINDOWS}
+            gains = [sum(best[b].values()) / len(best[b]) - (
+                sum(best[a - 1].values()) / len(best[a - 1]) if a > 1 else 0.0)
+                for a, b in WINDOWS]
+            print(f"| {problem} | {method} | " + " | ".join(f"{g:.4g}" for g in gains) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("action", choices=("run", "table"))
+    parser.add_argument("action", choices=("run", "table", "phases"))
     parser.add_argument("--methods", default="bodi,sa")
     parser.add_argument("--problems", default=PROBLEMS)
     parser.add_argument("--seeds", default="0-9")
@@ -97,6 +116,8 @@ def main() -> None:
     if args.action == "run":
         run_benchmark(problems, methods, expand_seeds(args.seeds), budget=BUDGET,
                       n_init=args.n_init, out=args.out, n_workers=1, progress=False).close()
+    elif args.action == "phases":
+        phases(methods, problems)
     else:
         table(methods, problems, Path(args.out) / "results.db")
 
