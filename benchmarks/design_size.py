@@ -16,7 +16,6 @@ seeds both ran. Runs go to ``data/design5/results.db`` (resumable):
 from __future__ import annotations
 
 import argparse
-import math
 import sqlite3
 from pathlib import Path
 
@@ -52,9 +51,8 @@ def cell(values: dict[int, float], bounce: dict[int, float], sign: float) -> str
     if not values:
         return "-"
     v = list(values.values())
-    mean = sum(v) / len(v)
-    se = math.sqrt(sum((x - mean) ** 2 for x in v) / (len(v) - 1) / len(v)) if len(v) > 1 else 0
-    text = f"{mean:.4g} ± {se:.2g} ({len(v)})"
+    se = stats.sem(v) if len(v) > 1 else 0.0
+    text = f"{sum(v) / len(v):.4g} ± {se:.2g} ({len(v)})"
     shared = sorted(set(values) & set(bounce))
     if len(shared) > 1 and values != bounce:
         p = stats.ttest_rel([sign * values[s] for s in shared],
