@@ -5,6 +5,7 @@ Usage:
     python benchmarks/ask_speed.py --compare  # also: our local search vs BoTorch's optimizer
     python benchmarks/ask_speed.py --kernel hed --cases 60x100 --repeats 7   # bodi 0.1's kernel
     python benchmarks/ask_speed.py --m 512 --cases 60x100
+    python benchmarks/ask_speed.py --n-init 20 --design-in-model auto --cases 60x100
 
 Each case tells ``n`` random observations of a planted binary problem to a fresh optimizer
 (``--m`` rows, 128 by default, diverse dictionaries), then times ``repeats`` consecutive asks
@@ -28,11 +29,19 @@ from bodi.problems import planted_binary
 warnings.filterwarnings("ignore")
 
 
-def ask_seconds(d: int, n: int, repeats: int, **options) -> list[float]:
+def ask_seconds(d: int, n: int, repeats: int, n_init: int | None = None,
+                **options) -> list[float]:
+    """Seconds per ask after ``n`` observations: the ``n_init`` (default ``n``) of BODi's
+    initial design, then uniform random points."""
     problem = planted_binary(d, seed=0)
-    opt = bodi.BODi(problem.space, seed=0, n_init=n, **options)
-    design = opt.ask(n)
+    n_init = n if n_init is None else min(n_init, n)
+    opt = bodi.BODi(problem.space, seed=0, n_init=n_init, **options)
+    design = opt.ask(n_init)
     opt.tell(design, problem.evaluate(design).tolist())
+    if n > n_init:
+        later = problem.space.decode(
+            problem.space.sample(n - n_init, generator=torch.Generator().manual_seed(1)))
+        opt.tell(later, problem.evaluate(later).tolist())
     return timed_asks(opt, problem, repeats)
 
 
@@ -80,13 +89,17 @@ def main() -> None:
                         "BODi's; e.g. hed)")
     parser.add_argument("--cases", default="60x100,500x300", help="d x n, comma-separated")
     parser.add_argument("--m", type=int, default=128, help="BODi's dictionary size")
+    parser.add_argument("--n-init", type=int, help="of the n observations, this many from "
+                        "the initial design, the rest random (default: all n)")
+    parser.add_argument("--design-in-model", default="all", help="BODi's design_in_model")
     args = parser.parse_args()
     torch.set_num_threads(min(2, torch.get_num_threads()))
     print("| binary d | observations n | m | median seconds per ask | min | max |")
     print("|---|---|---|---|---|---|")
     for case in args.cases.split(","):
         d, n = (int(v) for v in case.split("x"))
-        s = ask_seconds(d, n, args.repeats, kernel=args.kernel, dictionary_size=args.m)
+        s = ask_seconds(d, n, args.repeats, args.n_init, kernel=args.kernel,
+                        dictionary_size=args.m, design_in_model=args.design_in_model)
         print(f"| {d} | {n} | {args.m} | {statistics.median(s):.2f} | {min(s):.2f} | "
               f"{max(s):.2f} |", flush=True)
     if args.compare:

@@ -22,11 +22,15 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import torch
 from botorch.exceptions.warnings import InputDataWarning
 from botorch.fit import fit_gpytorch_mll
 from botorch.models import SingleTaskGP
+from botorch.models.model import Model, ModelList
 from botorch.models.transforms.outcome import Standardize
 from botorch.models.utils.gpytorch_modules import get_gaussian_likelihood_with_gamma_prior
 from gpytorch.constraints import GreaterThan
@@ -43,6 +47,9 @@ from bodi.models.single_task import FastSingleTaskGP
 from bodi.space import SearchSpace
 
 FIT_MAXITER = 100
+#: the GPs whose hyperparameters the next fits start from (see :func:`warm_started_fits`)
+_WARM_STARTS: ContextVar[tuple[list[SingleTaskGP], int] | None] = ContextVar(
+    "warm_starts", default=None)
 
 
 def matern_with_dim_scaled_prior(
@@ -193,6 +200,10 @@ def fit_model(model: SingleTaskGP, maxiter: int | None = FIT_MAXITER) -> SingleT
     likelihood, and L-BFGS-B spends >1000 evaluations crawling along them; the cap keeps a fit
     well under a second (see docs/speed.md).
     """
+    warm = _WARM_STARTS.get()
+    if warm is not None and warm[0]:
+        copy_hyperparameters(warm[0].pop(0), model)
+        maxiter = warm[1] if maxiter is None else min(maxiter, warm[1])
     mll = ExactMarginalLogLikelihood(model.likelihood, model)
     kwargs = {} if maxiter is None else {"optimizer_kwargs": {"options": {"maxiter": maxiter}}}
     with warnings.catch_warnings():
@@ -202,18 +213,51 @@ def fit_model(model: SingleTaskGP, maxiter: int | None = FIT_MAXITER) -> SingleT
     return model
 
 
-def leave_one_out_log_likelihood(model: SingleTaskGP) -> Tensor:
-    """Mean leave-one-out log predictive density of a fitted GP's (transformed) training targets.
+def copy_hyperparameters(source: Model, target: Model) -> None:
+    """Set ``target``'s hyperparameters to ``source``'s where their names and shapes agree
+    (raw, constrained-space values; the others keep theirs)."""
+    given = dict(source.named_parameters())
+    with torch.no_grad():
+        for name, parameter in target.named_parameters():
+            if name in given and given[name].shape == parameter.shape:
+                parameter.copy_(given[name])
 
-    With ``K = k(X, X) + sigma^2 I`` (``n x n``), ``alpha = K^{-1} (y - m)`` and
-    ``c_i = [K^{-1}]_ii`` (Rasmussen & Williams, 2006, Sec. 5.4.2):
 
-        log p(y_i | X, y_{-i}) = -log(2 pi) / 2 + log(c_i) / 2 - alpha_i^2 / (2 c_i)
+@contextmanager
+def warm_started_fits(source: Model, maxiter: int) -> Iterator[None]:
+    """Within the block, each :func:`fit_model` starts from the hyperparameters of the next GP
+    of ``source`` (a GP, or the GPs of a ``ModelList`` in order) and runs at most ``maxiter``
+    iterations: a cheap refit of a model on data close to ``source``'s."""
+    models = source.models if isinstance(source, ModelList) else [source]
+    token = _WARM_STARTS.set(([m for m in models if isinstance(m, SingleTaskGP)], maxiter))
+    try:
+        yield
+    finally:
+        _WARM_STARTS.reset(token)
 
-    from one Cholesky factor, ``O(n^3)``. Unlike GPyTorch's ``LeaveOneOutPseudoLikelihood`` no
-    hyperparameter prior is added, so models with different kernels compare on held-out fit
-    alone. The model stays in eval mode. Returns a scalar tensor.
+
+def leave_one_out_log_densities(model: Model) -> Tensor:
+    """``n`` leave-one-out log predictive densities of a fitted GP's training targets, in the
+    outcomes' own units (so fits on different subsets of the data compare on common rows).
+
+    With ``K = k(X, X) + sigma^2 I`` (``n x n``, standardized targets ``y``),
+    ``alpha = K^{-1} (y - m)`` and ``c_i = [K^{-1}]_ii`` (Rasmussen & Williams, 2006,
+    Sec. 5.4.2):
+
+        log p(y_i | X, y_{-i}) = -log(2 pi) / 2 + log(c_i) / 2 - alpha_i^2 / (2 c_i) - log(s)
+
+    where ``s`` is the outcome's standardization scale; from one Cholesky factor, ``O(n^3)``.
+    Unlike GPyTorch's ``LeaveOneOutPseudoLikelihood`` no hyperparameter prior is added, so
+    models with different kernels compare on held-out fit alone. A ``ModelList`` (several
+    outcomes on the same rows) gives the sum over its GPs, known objectives contributing
+    nothing. The model stays in eval mode.
     """
+    if isinstance(model, ModelList):
+        densities = [leave_one_out_log_densities(m) for m in model.models
+                     if isinstance(m, SingleTaskGP)]
+        if not densities:
+            raise ValueError("the model list has no GP")
+        return torch.stack(densities).sum(0)
     X, y = model.train_inputs[0], model.train_targets
     with torch.no_grad():
         K = model.covar_module(X).to_dense()
@@ -222,7 +266,15 @@ def leave_one_out_log_likelihood(model: SingleTaskGP) -> Tensor:
         K_inv = torch.cholesky_inverse(L)
         alpha = K_inv @ (y - model.mean_module(X))
         c = K_inv.diagonal()
-        return (-0.5 * math.log(2 * math.pi) + 0.5 * c.log() - alpha**2 / (2 * c)).mean()
+        transform = getattr(model, "outcome_transform", None)
+        log_scale = transform.stdvs.reshape(-1)[0].log() if transform is not None else 0.0
+        return -0.5 * math.log(2 * math.pi) + 0.5 * c.log() - alpha**2 / (2 * c) - log_scale
+
+
+def leave_one_out_log_likelihood(model: SingleTaskGP) -> Tensor:
+    """Mean of :func:`leave_one_out_log_densities` (a scalar tensor): how well a fitted GP
+    predicts each of its training targets from the others."""
+    return leave_one_out_log_densities(model).mean()
 
 
 def lengthscales(model: SingleTaskGP) -> dict[str, Tensor]:
@@ -244,11 +296,14 @@ __all__ = [
     "NOISE_PRIORS",
     "FastSingleTaskGP",
     "check_noise_prior",
+    "copy_hyperparameters",
     "fit_model",
+    "leave_one_out_log_densities",
     "leave_one_out_log_likelihood",
     "lengthscales",
     "make_gp",
     "make_hed_kernel",
     "make_hed_model",
     "matern_with_dim_scaled_prior",
+    "warm_started_fits",
 ]

@@ -43,12 +43,14 @@ from bodi.hed.dictionaries import (
 from bodi.models.gp import (
     check_noise_prior,
     fit_model,
+    leave_one_out_log_densities,
     leave_one_out_log_likelihood,
     make_gp,
     make_hamming_kernel,
     make_hed_hamming_kernel,
     make_hed_kernel,
     make_hed_plus_hamming_kernel,
+    warm_started_fits,
 )
 from bodi.novelty import SearchSpaceExhaustedError
 from bodi.optimizers.model_based import ModelBasedOptimizer
@@ -66,6 +68,14 @@ DEFAULT_MAX_MODEL_POINTS = 1000
 #: with ``local_model``, the model always sees at least this many trials (the nearest the
 #: trust region's centre), however small the region
 LOCAL_MODEL_MIN_POINTS = 20
+#: with ``design_in_model="few"``, the model keeps this many of the initial design's points
+#: (its first ones, as in a design of this size) and the design's best
+DESIGN_FEW = 5
+#: the values of ``design_in_model``
+DESIGN_IN_MODEL = ("all", "few", "auto", "auto-refit")
+#: with ``design_in_model="auto"``, the fit without the far design points starts from the
+#: fit on every trial and runs at most this many L-BFGS-B iterations (a full fit: 100)
+WARM_FIT_MAXITER = 25
 
 
 class GPOptimizer(ModelBasedOptimizer):
@@ -134,6 +144,15 @@ class GPOptimizer(ModelBasedOptimizer):
             so that far points, such as most of a random initial design, do not set the
             model's length scales near the incumbent; needs a trust region. ``False``
             (default): every trial (up to ``max_model_points``).
+        design_in_model: which of the initial design's completed trials the model is fitted
+            on (with every later trial): ``"all"`` (default), ``"few"`` (the design's first
+            :data:`DESIGN_FEW` points and its best, so that random points far from the
+            incumbent do not set the model's length scales and noise) or ``"auto"``: for each
+            suggestion both are fitted and the one that predicts the trials they share better
+            is used (mean leave-one-out log density in the outcomes' units,
+            :func:`bodi.models.gp.leave_one_out_log_densities`); the second fit starts from
+            the first's hyperparameters and stops after :data:`WARM_FIT_MAXITER` iterations
+            (``"auto-refit"``: a full fit from scratch, about twice the time per suggestion).
 
     Subclasses implement :meth:`make_model` and extend :meth:`settings`.
     """
@@ -164,6 +183,7 @@ class GPOptimizer(ModelBasedOptimizer):
         max_model_points: int | None = DEFAULT_MAX_MODEL_POINTS,
         coarse_steps: int = 0,
         local_model: bool = False,
+        design_in_model: str = "all",
         storage: str | Path | Storage | None = None,
         study_name: str | None = None,
         on_pending: str = "reissue",
@@ -179,8 +199,8 @@ class GPOptimizer(ModelBasedOptimizer):
             acquisition=acquisition, num_restarts=num_restarts, raw_samples=raw_samples,
             acquisition_optimizer=acquisition_optimizer, acquisition_options=acquisition_options,
             ucb_beta=ucb_beta, trust_region=trust_region, max_model_points=max_model_points,
-            device=device, dtype=dtype, coarse_steps=coarse_steps, local_model=local_model),
-            space)
+            device=device, dtype=dtype, coarse_steps=coarse_steps, local_model=local_model,
+            design_in_model=design_in_model), space)
         self.tensor_kwargs = model_tensor_kwargs(device, dtype)
         self.acquisition = acquisition
         self.num_restarts = num_restarts
@@ -191,6 +211,7 @@ class GPOptimizer(ModelBasedOptimizer):
         self.max_model_points = max_model_points
         self.coarse_steps = coarse_steps
         self.local_model = local_model
+        self.design_in_model = design_in_model
         self.trust_region_settings = (
             TrustRegionSettings() if trust_region is True else trust_region or None
         )
@@ -221,14 +242,16 @@ class GPOptimizer(ModelBasedOptimizer):
             "max_model_points": self.max_model_points,
             "coarse_steps": self.coarse_steps,
             "local_model": self.local_model,
+            "design_in_model": self.design_in_model,
         }
 
     # studies stored before the dtype (ref_point, max_model_points, coarse_steps,
-    # local_model) option existed ran in float64 (one objective, every trial in the model, no
-    # group moves)
+    # local_model, design_in_model) option existed ran in float64 (one objective, every trial
+    # in the model, no group moves)
     legacy_settings: ClassVar[dict[str, Any]] = {
         **ModelBasedOptimizer.legacy_settings, "dtype": "float64", "ref_point": None,
         "max_model_points": None, "coarse_steps": 0, "local_model": False,
+        "design_in_model": "all",
     }
 
     @classmethod
@@ -347,6 +370,53 @@ class GPOptimizer(ModelBasedOptimizer):
             return rows
         return rows[nearest_rows(self.space, X[rows], center, cap)]
 
+    def few_design_rows(self, rows: Tensor) -> Tensor:
+        """Boolean mask over ``rows`` (indices of completed trials): what the model keeps with
+        ``design_in_model="few"``, every trial that is not a point of the initial design, the
+        design's first :data:`DESIGN_FEW` points and its best completed trial; every row
+        until one trial beyond the design is complete."""
+        X, design = self.X_completed[rows], self._design.to(DTYPE)
+        keep = torch.ones(len(rows), dtype=torch.bool)
+        if not len(design) or not len(rows):
+            return keep
+        match = torch.cdist(X, design, p=1) == 0  # r x n_init: which design point it is
+        in_design = match.any(-1)
+        if not in_design.any() or in_design.all():
+            return keep
+        keep = ~in_design | (match.to(torch.int8).argmax(-1) < DESIGN_FEW)
+        utility = self.utility()[rows]
+        keep[torch.where(in_design, utility, utility.min() - 1).argmax()] = True
+        return keep
+
+    def fit_model_on_rows(self, X: Tensor, Y: Tensor, rows: Tensor) -> tuple[Model, Tensor]:
+        """The fitted objective model (:meth:`make_objective_model`) on the completed trials
+        ``rows`` of ``X`` and the squashed ``Y``, less of the initial design as
+        ``design_in_model`` says; returns it and the rows it was fitted on."""
+        tkwargs = self.tensor_kwargs
+
+        def fit(rows: Tensor) -> Model:
+            return self.make_objective_model(X[rows].to(**tkwargs), Y[rows].to(**tkwargs))
+
+        few = self.few_design_rows(rows) if self.design_in_model != "all" else None
+        if few is None or few.all() or few.sum() < 2:
+            return fit(rows), rows
+        if self.design_in_model == "few":
+            return fit(rows[few]), rows[few]
+        everything = fit(rows)
+        if self.design_in_model == "auto-refit":
+            fewer = fit(rows[few])
+        else:
+            with warm_started_fits(everything, WARM_FIT_MAXITER):
+                fewer = fit(rows[few])
+        try:
+            scores = [float(leave_one_out_log_densities(everything)[few.to(tkwargs["device"])]
+                            .mean()), float(leave_one_out_log_densities(fewer).mean())]
+        except ValueError:  # every objective known: no GP to compare
+            return everything, rows
+        logger.debug("design_in_model=%r: all %.4g, few %.4g (leave-one-out log density)",
+                     self.design_in_model, *scores)
+        return (fewer, rows[few]) if scores[1] > scores[0] else (everything, rows)
+
     def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
         X = self.X_completed
         Y = squash_outcomes(torch.cat([self.Y_completed, self.C_completed], -1), self.dtype)
@@ -354,9 +424,10 @@ class GPOptimizer(ModelBasedOptimizer):
         order = self.utility().argsort(descending=True)
         self.region = self.trust_region()
         rows = self.model_rows(X[order[0]] if self.region is None else self.region.center)
+        model, rows = self.fit_model_on_rows(X, Y, rows)
+        self.model = model
         tkwargs = self.tensor_kwargs
         X_model, Y_model = X[rows].to(**tkwargs), Y[rows].to(**tkwargs)
-        self.model = model = self.make_objective_model(X_model, Y_model)
         if self.acquisition == "ts":
             return self._thompson_points(model, q, X[order[0]], torch.cat([X, self.X_failed,
                                                                            pending]))
@@ -488,6 +559,9 @@ def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None) -> 
     check_integer("coarse_steps", options["coarse_steps"], 0)
     if not isinstance(options["local_model"], bool):
         raise ValueError(f"local_model must be True or False, got {options['local_model']!r}")
+    if options["design_in_model"] not in DESIGN_IN_MODEL:
+        raise ValueError(f"design_in_model must be one of {', '.join(DESIGN_IN_MODEL)}, got "
+                         f"{options['design_in_model']!r}")
     if acquisition_options is not None and not isinstance(acquisition_options, dict):
         raise ValueError(f"acquisition_options must be a dict, got {acquisition_options!r}")
     check_acquisition(acquisition)

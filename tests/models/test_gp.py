@@ -270,14 +270,17 @@ def test_the_product_kernels_fit_loss_equals_gpytorchs_and_keeps_both_lengthscal
 
 def test_leave_one_out_density_equals_refitting_without_each_point():
     """The closed form equals the GP conditioned on the other n - 1 points (same
-    hyperparameters), point by point."""
+    hyperparameters), point by point, in the outcome's own units."""
     from torch.distributions import Normal
 
-    from bodi.models.gp import leave_one_out_log_likelihood
+    from bodi.models.gp import leave_one_out_log_densities, leave_one_out_log_likelihood
 
     dictionary = make_dictionary("diverse", 16, MIXED.cardinalities, seed=1)
-    model = fit_model(make_hed_model(*_data(MIXED, n=15), MIXED, dictionary))
+    train_X, train_Y = _data(MIXED, n=15)
+    model = fit_model(make_hed_model(train_X, 3.0 * train_Y + 7.0, MIXED, dictionary))
     X, y = model.train_inputs[0], model.train_targets
+    shift = model.outcome_transform.means.reshape(-1)[0]
+    scale = model.outcome_transform.stdvs.reshape(-1)[0]
     with torch.no_grad():
         K = model.covar_module(X).to_dense() + model.likelihood.noise * torch.eye(len(y),
                                                                                    dtype=y.dtype)
@@ -288,9 +291,11 @@ def test_leave_one_out_density_equals_refitting_without_each_point():
             weights = torch.linalg.solve(K[rest][:, rest], K[rest, i])
             mean = m[i] + weights @ (y[rest] - m[rest])
             variance = K[i, i] - weights @ K[rest, i]
-            densities.append(Normal(mean, variance.sqrt()).log_prob(y[i]))
-    expected = torch.stack(densities).mean()
-    assert torch.allclose(leave_one_out_log_likelihood(model), expected, rtol=1e-6)
+            predictive = Normal(shift + scale * mean, scale * variance.sqrt())
+            densities.append(predictive.log_prob(3.0 * train_Y[i, 0] + 7.0))
+    expected = torch.stack(densities)
+    assert torch.allclose(leave_one_out_log_densities(model), expected, rtol=1e-6)
+    assert torch.allclose(leave_one_out_log_likelihood(model), expected.mean(), rtol=1e-6)
     assert not model.training  # still ready to predict
 
 

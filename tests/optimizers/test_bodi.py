@@ -9,7 +9,7 @@ import torch
 import bodi
 from bodi.acquisition.trust_region import TrustRegionSettings
 from bodi.novelty import SearchSpaceExhaustedError
-from bodi.optimizers.bo import LOCAL_MODEL_MIN_POINTS, nearest_rows
+from bodi.optimizers.bo import DESIGN_FEW, LOCAL_MODEL_MIN_POINTS, nearest_rows
 from bodi.optimizers.registry import make_optimizer
 from bodi.problems import planted_binary, planted_categorical, planted_mixed
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
@@ -403,3 +403,69 @@ def test_nearest_rows_breaks_ties_by_order():
                      dtype=torch.float64)
     rows = nearest_rows(space, X, torch.tensor([0.0, 0.0, 0.4], dtype=torch.float64), 2)
     assert rows.tolist() == [1, 2]
+
+
+def test_design_in_model_few_keeps_the_designs_first_points_and_its_best(tmp_path):
+    problem = planted_binary(30, seed=2)
+    storage = tmp_path / "s.db"
+    opt = bodi.BODi(problem.space, seed=0, n_init=12, design_in_model="few", storage=storage,
+                    study_name="few", **FAST)
+    for _ in range(12):
+        x = opt.ask()
+        opt.tell(x, float(problem(x)))
+    assert opt.few_design_rows(torch.arange(12)).all()  # nothing beyond the design yet
+    for _ in range(3):
+        x = opt.ask()
+        opt.tell(x, float(problem(x)))
+    assert torch.equal(opt.X_completed[:12], opt._design)
+    expected = torch.zeros(15, dtype=torch.bool)
+    expected[:DESIGN_FEW] = expected[12:] = True
+    expected[int(opt.utility()[:12].argmax())] = True
+    assert int(expected[:12].sum()) == 6  # the design's best is not among its first five
+    assert torch.equal(opt.few_design_rows(torch.arange(15)), expected)
+    X = opt.X_completed
+    opt.ask()
+    assert torch.equal(opt.model.train_inputs[0], X[expected])
+    assert bodi.load_study(storage, "few").design_in_model == "few"
+    assert make_optimizer("bodi[design_in_model=auto]", problem.space, seed=0,
+                          direction="minimize").design_in_model == "auto"
+    with pytest.raises(ValueError, match="design_in_model must be one of all, few, auto"):
+        bodi.BODi(problem.space, design_in_model="some")
+
+
+@pytest.mark.parametrize("design_in_model", ["auto", "auto-refit"])
+def test_design_in_model_auto_leaves_out_a_design_that_does_not_fit_the_later_trials(
+    design_in_model,
+):
+    """Later trials follow the problem; the design's values are unrelated noise far larger:
+    the model leaves most of the design out."""
+    problem = planted_binary(24, seed=1)
+    g = torch.Generator().manual_seed(0)
+    opt = bodi.BODi(problem.space, seed=0, n_init=12, design_in_model=design_in_model, **FAST)
+    for i in range(20):
+        x = opt.ask()
+        noise = 100.0 * float(torch.randn(1, generator=g))
+        opt.tell(x, noise if i < 12 else float(problem(x)))
+    few = opt.few_design_rows(torch.arange(20))
+    assert 13 <= int(few.sum()) <= 14  # the first five, the best, the eight later
+    opt.ask()
+    assert len(opt.model.train_inputs[0]) == int(few.sum())
+
+
+def test_design_in_model_auto_refit_uses_the_fit_with_the_larger_held_out_density():
+    from bodi.models.gp import leave_one_out_log_densities
+    from bodi.optimizers.bo import squash_outcomes
+
+    problem = planted_binary(24, seed=1)
+    opt = bodi.BODi(problem.space, seed=0, n_init=12, design_in_model="auto-refit", **FAST)
+    for _ in range(20):
+        x = opt.ask()
+        opt.tell(x, float(problem(x)))
+    X, Y = opt.X_completed, squash_outcomes(opt.Y_completed)
+    few = opt.few_design_rows(torch.arange(20))
+    everything = opt.make_objective_model(X, Y)
+    fewer = opt.make_objective_model(X[few], Y[few])
+    keep_all = (leave_one_out_log_densities(everything)[few].mean()
+                >= leave_one_out_log_densities(fewer).mean())
+    opt.ask()
+    assert torch.equal(opt.model.train_inputs[0], X if keep_all else X[few])
