@@ -10,7 +10,10 @@ JSON line per seed with the best value after each evaluation:
 * ``design-in-region``: every suggested trial, but of the 20 design points only those inside
   the trust region;
 * ``first-five``: every suggested trial, the design's first 5 points and its best one (what
-  the model would see after a 5-point design, with the 20-point design's incumbent).
+  the model would see after a 5-point design, with the 20-point design's incumbent):
+  ``BODi(design_in_model="few")``;
+* ``loo-design``: per suggestion, ``plain`` or ``first-five``, whichever fit (each from
+  scratch) predicts first-five's trials better: ``BODi(design_in_model="auto-refit")``.
 
     python benchmarks/model_data.py --variant first-five --seeds 0-9 > a.jsonl
     python benchmarks/model_data.py --variant plain --seeds 0-9 > plain.jsonl
@@ -24,12 +27,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import sys
 from pathlib import Path
 
 import torch
-from linear_operator.utils.cholesky import psd_safe_cholesky
 from scipy import stats
 from torch import Tensor
 
@@ -52,61 +52,16 @@ class DesignInRegion(BODi):
         return rows[keep[rows]]
 
 
-class FirstFive(BODi):
-    """bodi whose model sees the design's first 5 points, its best one and every later trial."""
-
-    def model_rows(self, center: Tensor) -> Tensor:
-        rows = super().model_rows(center)
-        if len(self.X_completed) <= self.n_init:
-            return rows
-        keep = torch.zeros(len(self.X_completed), dtype=torch.bool)
-        keep[:5] = keep[self.n_init :] = True
-        keep[int(self.utility()[: self.n_init].argmax())] = True
-        return rows[keep[rows]]
-
-
-def loo_log_densities(model) -> Tensor:
-    """``n`` leave-one-out log predictive densities of a fitted GP's targets, original units."""
-    X, y = model.train_inputs[0], model.train_targets
-    with torch.no_grad():
-        K = model.covar_module(X).to_dense()
-        K = K + model.likelihood.noise.reshape(-1).expand(len(y)).diag_embed()
-        K_inv = torch.cholesky_inverse(psd_safe_cholesky(K))
-        alpha = K_inv @ (y - model.mean_module(X))
-        c = K_inv.diagonal()
-        scale = model.outcome_transform.stdvs.reshape(-1)[0]
-        return -0.5 * math.log(2 * math.pi) + 0.5 * c.log() - alpha**2 / (2 * c) - scale.log()
-
-
-class LooDesign(FirstFive):
-    """Per suggestion: every trial, or first-five's, whichever predicts first-five's rows better
-    (mean leave-one-out log density in original units)."""
-
-    def model_rows(self, center: Tensor) -> Tensor:
-        rows = BODi.model_rows(self, center)
-        sub = FirstFive.model_rows(self, center)
-        self._sub = torch.isin(rows, sub) if len(sub) < len(rows) else None
-        return rows
-
-    def make_model(self, train_X: Tensor, train_Y: Tensor):
-        full = super(FirstFive, self).make_model(train_X, train_Y)
-        mask = self._sub
-        if mask is None:
-            return full
-        sub = super(FirstFive, self).make_model(train_X[mask], train_Y[mask])
-        a = float(loo_log_densities(full)[mask].mean())
-        b = float(loo_log_densities(sub).mean())
-        self.choices.append(b > a)
-        return sub if b > a else full
+#: the variants that are options of BODi
+OPTIONS = {"plain": {}, "region": {"local_model": True}, "first-five": {"design_in_model": "few"},
+           "loo-design": {"design_in_model": "auto-refit"}}
 
 
 def run(variant: str, problem_name: str, seed: int) -> list[float]:
     problem = get_problem(problem_name)
-    cls = {"design-in-region": DesignInRegion, "first-five": FirstFive,
-           "loo-design": LooDesign}.get(variant, BODi)
-    options = {"local_model": True} if variant == "region" else {}
-    opt = cls(problem.space, seed=seed, direction=problem.direction, n_init=N_INIT, **options)
-    opt.choices = []
+    cls = DesignInRegion if variant == "design-in-region" else BODi
+    opt = cls(problem.space, seed=seed, direction=problem.direction, n_init=N_INIT,
+              **OPTIONS.get(variant, {}))
     better = max if problem.direction == "maximize" else min
     curve: list[float] = []
     for _ in range(BUDGET):
@@ -114,9 +69,6 @@ def run(variant: str, problem_name: str, seed: int) -> list[float]:
         value = float(problem(x))
         opt.tell(x, value)
         curve.append(value if not curve else better(curve[-1], value))
-    if opt.choices:
-        print(f"seed {seed}: subset chosen {sum(opt.choices)} of {len(opt.choices)}; first 60:"
-              f" {sum(opt.choices[:40])}", file=sys.stderr)
     return curve
 
 
@@ -137,8 +89,7 @@ def compare(path_a: str, path_b: str, maximize: bool) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variant", default="plain",
-                        choices=("plain", "region", "design-in-region", "first-five",
-                                 "loo-design"))
+                        choices=(*OPTIONS, "design-in-region"))
     parser.add_argument("--problem", default="labs100-shifted")
     parser.add_argument("--seeds", default="0-9")
     parser.add_argument("--compare", nargs=2, metavar=("A.jsonl", "B.jsonl"))
