@@ -319,3 +319,23 @@ def test_the_gamma_noise_prior_is_botorchs_earlier_default_and_fits_through_the_
     assert priors["gamma"].rate.item() == pytest.approx(0.05)
     with pytest.raises(ValueError, match="unknown noise_prior 'flat'"):
         make_gp(X, Y, make_hed_kernel(MIXED, dictionary), "flat")
+
+
+def test_a_warm_started_fit_starts_from_the_source_and_stops_early():
+    from bodi.models.gp import copy_hyperparameters, warm_started_fits
+
+    dictionary = make_dictionary("diverse", 16, MIXED.cardinalities, seed=1)
+    train_X, train_Y = _data(MIXED, n=15)
+    source = fit_model(make_hed_model(train_X, train_Y, MIXED, dictionary))
+    copied = make_hed_model(train_X[:12], train_Y[:12], MIXED, dictionary)
+    copy_hyperparameters(source, copied)
+    for (name, a), (_, b) in zip(source.named_parameters(), copied.named_parameters(),
+                                 strict=True):
+        assert torch.equal(a, b), name
+    with warm_started_fits(source, maxiter=1):
+        warm = fit_model(make_hed_model(train_X[:12], train_Y[:12], MIXED, dictionary))
+    cold = fit_model(make_hed_model(train_X[:12], train_Y[:12], MIXED, dictionary))
+    start = lengthscales(source)["embedding"]
+    # one iteration from the source moves less than a whole fit from the prior's mode
+    assert (lengthscales(warm)["embedding"] - start).abs().max() < (
+        lengthscales(cold)["embedding"] - start).abs().max()

@@ -469,3 +469,21 @@ def test_design_in_model_auto_refit_uses_the_fit_with_the_larger_held_out_densit
                 >= leave_one_out_log_densities(fewer).mean())
     opt.ask()
     assert torch.equal(opt.model.train_inputs[0], X if keep_all else X[few])
+
+
+def test_design_in_model_auto_compares_a_model_list_on_all_its_outcomes():
+    """With an outcome constraint the model is a list of two GPs on the same rows; their
+    held-out densities add up, and a design of unrelated noise is left out of both."""
+    problem = planted_binary(24, seed=1)
+    g = torch.Generator().manual_seed(0)
+    opt = bodi.BODi(problem.space, seed=0, n_init=12, design_in_model="auto",
+                    outcome_constraints=1, **FAST)
+    for i in range(20):
+        x = opt.ask()
+        value = float(problem(x))
+        noise = 100.0 * torch.randn(2, generator=g)
+        opt.tell(x, float(noise[0]) if i < 12 else value,
+                 constraints=[float(noise[1]) if i < 12 else value - 8.0])
+    few = int(opt.few_design_rows(torch.arange(20)).sum())
+    opt.ask()
+    assert [len(m.train_inputs[0]) for m in opt.model.models] == [few, few]
