@@ -152,7 +152,8 @@ class GPOptimizer(ModelBasedOptimizer):
             is used (mean leave-one-out log density in the outcomes' units,
             :func:`bodi.models.gp.leave_one_out_log_densities`); the second fit starts from
             the first's hyperparameters and stops after :data:`WARM_FIT_MAXITER` iterations
-            (``"auto-refit"``: a full fit from scratch, about twice the time per suggestion).
+            (``"auto-refit"``: a full fit from scratch, 1.6 times the time per suggestion at
+            d = 60, n = 100; docs/speed.md).
 
     Subclasses implement :meth:`make_model` and extend :meth:`settings`.
     """
