@@ -13,7 +13,9 @@ JSON line per seed with the best value after each evaluation:
   the model would see after a 5-point design, with the 20-point design's incumbent):
   ``BODi(design_in_model="few")``;
 * ``loo-design``: per suggestion, ``plain`` or ``first-five``, whichever fit (each from
-  scratch) predicts first-five's trials better: ``BODi(design_in_model="auto-refit")``.
+  scratch) predicts first-five's trials better: ``BODi(design_in_model="auto-refit")``;
+* ``holdout``: per suggestion, ``plain`` or ``first-five``, whichever fit predicts the last 5
+  suggested trials better when fitted without them (an out-of-sample score; a prototype).
 
     python benchmarks/model_data.py --variant first-five --seeds 0-9 > a.jsonl
     python benchmarks/model_data.py --variant plain --seeds 0-9 > plain.jsonl
@@ -52,6 +54,32 @@ class DesignInRegion(BODi):
         return rows[keep[rows]]
 
 
+class HoldoutDesign(BODi):
+    """``design_in_model`` chosen on the last :data:`HOLDOUT` later trials held out: both fits
+    (every trial, or ``few``) without them, scored by their predictive log density of them,
+    then the better one fitted on its rows with them (three fits per suggestion)."""
+
+    def fit_model_on_rows(self, X: Tensor, Y: Tensor, rows: Tensor):
+        few = self.few_design_rows(rows)
+        fit = lambda r: self.make_objective_model(X[r], Y[r])  # noqa: E731
+        later = torch.nonzero(rows >= self.n_init).flatten()  # the loop's design comes first
+        if few.all() or len(later) < 2 * HOLDOUT:
+            return fit(rows), rows
+        held = torch.zeros(len(rows), dtype=torch.bool)
+        held[later[-HOLDOUT:]] = True
+        scores = []
+        for mask in (~held, few & ~held):
+            model = fit(rows[mask])
+            with torch.no_grad():
+                post = model.posterior(X[rows[held]], observation_noise=True)
+                mean, var = post.mean.squeeze(-1), post.variance.squeeze(-1)
+            y = Y[rows[held], 0]
+            scores.append(float(torch.distributions.Normal(mean, var.sqrt()).log_prob(y).mean()))
+        return (fit(rows[few]), rows[few]) if scores[1] > scores[0] else (fit(rows), rows)
+
+
+HOLDOUT = 5
+
 #: the variants that are options of BODi
 OPTIONS = {"plain": {}, "region": {"local_model": True}, "first-five": {"design_in_model": "few"},
            "loo-design": {"design_in_model": "auto-refit"}}
@@ -59,7 +87,7 @@ OPTIONS = {"plain": {}, "region": {"local_model": True}, "first-five": {"design_
 
 def run(variant: str, problem_name: str, seed: int) -> list[float]:
     problem = get_problem(problem_name)
-    cls = DesignInRegion if variant == "design-in-region" else BODi
+    cls = {"design-in-region": DesignInRegion, "holdout": HoldoutDesign}.get(variant, BODi)
     opt = cls(problem.space, seed=seed, direction=problem.direction, n_init=N_INIT,
               **OPTIONS.get(variant, {}))
     better = max if problem.direction == "maximize" else min
@@ -89,7 +117,7 @@ def compare(path_a: str, path_b: str, maximize: bool) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variant", default="plain",
-                        choices=(*OPTIONS, "design-in-region"))
+                        choices=(*OPTIONS, "design-in-region", "holdout"))
     parser.add_argument("--problem", default="labs100-shifted")
     parser.add_argument("--seeds", default="0-9")
     parser.add_argument("--compare", nargs=2, metavar=("A.jsonl", "B.jsonl"))
