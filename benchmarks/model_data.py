@@ -61,7 +61,10 @@ class HoldoutDesign(BODi):
 
     def fit_model_on_rows(self, X: Tensor, Y: Tensor, rows: Tensor):
         few = self.few_design_rows(rows)
-        fit = lambda r: self.make_objective_model(X[r], Y[r])  # noqa: E731
+
+        def fit(rows: Tensor):
+            return self.make_objective_model(X[rows], Y[rows])
+
         later = torch.nonzero(rows >= self.n_init).flatten()  # the loop's design comes first
         if few.all() or len(later) < 2 * HOLDOUT:
             return fit(rows), rows

@@ -198,11 +198,16 @@ def fit_model(model: SingleTaskGP, maxiter: int | None = FIT_MAXITER) -> SingleT
     Uses ``fit_gpytorch_mll`` (L-BFGS-B) with at most ``maxiter`` iterations (``None``: scipy's
     default). With ``m = 128`` ARD lengthscales most of them sit in flat directions of the
     likelihood, and L-BFGS-B spends >1000 evaluations crawling along them; the cap keeps a fit
-    well under a second (see docs/speed.md).
+    well under a second (see docs/speed.md). Inside :func:`warm_started_fits` a model with the
+    same hyperparameters as one of the given GPs starts from that GP's values instead, with
+    fewer iterations.
     """
     warm = _WARM_STARTS.get()
-    if warm is not None and warm[0]:
-        copy_hyperparameters(warm[0].pop(0), model)
+    source = None if warm is None else next(
+        (gp for gp in warm[0] if _same_hyperparameters(gp, model)), None)
+    if source is not None:
+        warm[0].remove(source)
+        copy_hyperparameters(source, model)
         maxiter = warm[1] if maxiter is None else min(maxiter, warm[1])
     mll = ExactMarginalLogLikelihood(model.likelihood, model)
     kwargs = {} if maxiter is None else {"optimizer_kwargs": {"options": {"maxiter": maxiter}}}
@@ -223,11 +228,18 @@ def copy_hyperparameters(source: Model, target: Model) -> None:
                 parameter.copy_(given[name])
 
 
+def _same_hyperparameters(source: Model, target: Model) -> bool:
+    """Whether ``source`` has each of ``target``'s hyperparameters, by name and shape."""
+    given = {name: p.shape for name, p in source.named_parameters()}
+    return all(given.get(name) == p.shape for name, p in target.named_parameters())
+
+
 @contextmanager
 def warm_started_fits(source: Model, maxiter: int) -> Iterator[None]:
-    """Within the block, each :func:`fit_model` starts from the hyperparameters of the next GP
-    of ``source`` (a GP, or the GPs of a ``ModelList`` in order) and runs at most ``maxiter``
-    iterations: a cheap refit of a model on data close to ``source``'s."""
+    """Within the block, each :func:`fit_model` of a GP with the same hyperparameters as one of
+    ``source``'s (a GP, or the GPs of a ``ModelList``, each used once, in order) starts from
+    that GP's values and runs at most ``maxiter`` iterations: a cheap refit of a model on data
+    close to ``source``'s. Other fits (another kernel) run as usual."""
     models = source.models if isinstance(source, ModelList) else [source]
     token = _WARM_STARTS.set(([m for m in models if isinstance(m, SingleTaskGP)], maxiter))
     try:
