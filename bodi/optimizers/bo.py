@@ -52,6 +52,7 @@ from bodi.models.gp import (
     make_hed_plus_hamming_kernel,
     warm_started_fits,
 )
+from bodi.models.warping import check_outcome_warping, warp_outcomes
 from bodi.novelty import SearchSpaceExhaustedError
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.pareto import (
@@ -154,6 +155,11 @@ class GPOptimizer(ModelBasedOptimizer):
             the first's hyperparameters and stops after :data:`WARM_FIT_MAXITER` iterations
             (``"auto-refit"``: a full fit from scratch, 1.6 times the time per suggestion at
             d = 60, n = 100; docs/speed.md).
+        outcome_warping: a strictly increasing map of each objective's values before the
+            model sees them (:mod:`bodi.models.warping`): ``"none"`` (default), ``"rank"``
+            (the Gaussian copula of the values' ranks) or ``"power"`` (a fitted Yeo-Johnson
+            transform); the expected improvement is then over the incumbent's warped value.
+            One objective only; outcome constraints are modelled as they are.
 
     Subclasses implement :meth:`make_model` and extend :meth:`settings`.
     """
@@ -185,6 +191,7 @@ class GPOptimizer(ModelBasedOptimizer):
         coarse_steps: int = 0,
         local_model: bool = False,
         design_in_model: str = "all",
+        outcome_warping: str = "none",
         storage: str | Path | Storage | None = None,
         study_name: str | None = None,
         on_pending: str = "reissue",
@@ -201,7 +208,10 @@ class GPOptimizer(ModelBasedOptimizer):
             acquisition_optimizer=acquisition_optimizer, acquisition_options=acquisition_options,
             ucb_beta=ucb_beta, trust_region=trust_region, max_model_points=max_model_points,
             device=device, dtype=dtype, coarse_steps=coarse_steps, local_model=local_model,
-            design_in_model=design_in_model), space)
+            design_in_model=design_in_model, outcome_warping=outcome_warping), space)
+        if outcome_warping != "none" and len(directions) > 1:
+            raise ValueError("outcome_warping is for one objective: a warping of each objective "
+                             "would change the hypervolume the search maximizes")
         self.tensor_kwargs = model_tensor_kwargs(device, dtype)
         self.acquisition = acquisition
         self.num_restarts = num_restarts
@@ -213,6 +223,7 @@ class GPOptimizer(ModelBasedOptimizer):
         self.coarse_steps = coarse_steps
         self.local_model = local_model
         self.design_in_model = design_in_model
+        self.outcome_warping = outcome_warping
         self.trust_region_settings = (
             TrustRegionSettings() if trust_region is True else trust_region or None
         )
@@ -244,15 +255,16 @@ class GPOptimizer(ModelBasedOptimizer):
             "coarse_steps": self.coarse_steps,
             "local_model": self.local_model,
             "design_in_model": self.design_in_model,
+            "outcome_warping": self.outcome_warping,
         }
 
     # studies stored before the dtype (ref_point, max_model_points, coarse_steps,
-    # local_model, design_in_model) option existed ran in float64 (one objective, every trial
-    # in the model, no group moves)
+    # local_model, design_in_model, outcome_warping) option existed ran in float64 (one
+    # objective, every trial in the model, no group moves, the values as they are)
     legacy_settings: ClassVar[dict[str, Any]] = {
         **ModelBasedOptimizer.legacy_settings, "dtype": "float64", "ref_point": None,
         "max_model_points": None, "coarse_steps": 0, "local_model": False,
-        "design_in_model": "all",
+        "design_in_model": "all", "outcome_warping": "none",
     }
 
     @classmethod
@@ -418,9 +430,18 @@ class GPOptimizer(ModelBasedOptimizer):
                      self.design_in_model, *scores)
         return (fewer, rows[few]) if scores[1] > scores[0] else (everything, rows)
 
+    def model_outcomes(self) -> Tensor:
+        """``n x (k + c)`` values the model is fitted on, one row per completed trial: the
+        ``k`` objectives (larger is better) warped by ``outcome_warping``
+        (:func:`bodi.models.warping.warp_outcomes`) and the ``c`` outcome constraints as they
+        are (feasible: ``<= 0``), squashed if huge (:func:`squash_outcomes`)."""
+        Y = squash_outcomes(torch.cat([self.Y_completed, self.C_completed], -1), self.dtype)
+        k = self.n_objectives
+        return torch.cat([warp_outcomes(Y[:, :k], self.outcome_warping), Y[:, k:]], -1)
+
     def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
         X = self.X_completed
-        Y = squash_outcomes(torch.cat([self.Y_completed, self.C_completed], -1), self.dtype)
+        Y = self.model_outcomes()
         pending = torch.cat([self.X_pending, design])
         order = self.utility().argsort(descending=True)
         self.region = self.trust_region()
@@ -560,6 +581,7 @@ def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None) -> 
     check_integer("coarse_steps", options["coarse_steps"], 0)
     if not isinstance(options["local_model"], bool):
         raise ValueError(f"local_model must be True or False, got {options['local_model']!r}")
+    check_outcome_warping(options["outcome_warping"])
     if options["design_in_model"] not in DESIGN_IN_MODEL:
         raise ValueError(f"design_in_model must be one of {', '.join(DESIGN_IN_MODEL)}, got "
                          f"{options['design_in_model']!r}")

@@ -471,6 +471,34 @@ def test_design_in_model_auto_refit_uses_the_fit_with_the_larger_held_out_densit
     assert torch.equal(opt.model.train_inputs[0], X if keep_all else X[few])
 
 
+@pytest.mark.parametrize("warping", ["rank", "power"])
+def test_outcome_warping_fits_the_model_on_the_warped_objective_only(tmp_path, warping):
+    from bodi.models.warping import warp_outcomes
+
+    problem = planted_binary(16, seed=3)
+    storage = tmp_path / "s.db"
+    opt = bodi.BODi(problem.space, seed=0, n_init=8, outcome_warping=warping,
+                    outcome_constraints=1, storage=storage, study_name="w", **FAST)
+    for _ in range(10):
+        x = opt.ask()
+        value = float(problem(x))
+        opt.tell(x, value, constraints=[value - 3.0])
+    opt.ask()
+    objective, constraint = opt.model.models
+    warped = warp_outcomes(opt.Y_completed, warping)  # Y_completed: larger is better
+    assert torch.allclose(objective.outcome_transform.untransform(
+        objective.train_targets.unsqueeze(-1))[0].squeeze(-1), warped.squeeze(-1))
+    assert torch.allclose(constraint.outcome_transform.untransform(
+        constraint.train_targets.unsqueeze(-1))[0].squeeze(-1), opt.C_completed.squeeze(-1))
+    assert bodi.load_study(storage, "w").outcome_warping == warping
+    assert make_optimizer(f"bodi[outcome_warping={warping}]", problem.space, seed=0,
+                          direction="minimize").outcome_warping == warping
+    with pytest.raises(ValueError, match="unknown outcome_warping 'log'"):
+        bodi.BODi(problem.space, outcome_warping="log")
+    with pytest.raises(ValueError, match="outcome_warping is for one objective"):
+        bodi.BODi(problem.space, outcome_warping=warping, directions=["minimize"] * 2)
+
+
 def test_design_in_model_auto_compares_a_model_list_on_all_its_outcomes():
     """With an outcome constraint the model is a list of two GPs on the same rows; their
     held-out densities add up, and a design of unrelated noise is left out of both."""
