@@ -43,6 +43,7 @@ from torch import Tensor
 from bodi.hed.dictionaries import Dictionary
 from bodi.hed.kernel import HammingDistanceKernel, HammingEmbeddingKernel
 from bodi.models.fit_loss import is_embedding_kernel
+from bodi.models.noise import MarkedInputsNoise, observation_noise
 from bodi.models.single_task import FastSingleTaskGP
 from bodi.space import SearchSpace
 
@@ -162,20 +163,27 @@ def check_noise_prior(noise_prior: str) -> None:
 
 
 def make_gp(train_X: Tensor, train_Y: Tensor, covar_module: Kernel,
-            noise_prior: str = "lognormal") -> FastSingleTaskGP:
+            noise_prior: str = "lognormal",
+            noisier_inputs: Tensor | None = None) -> FastSingleTaskGP:
     """An (unfitted) GP with ``covar_module``, a constant mean, a Gaussian likelihood with
     ``noise_prior`` (BoTorch's default LogNormal(-4, 1), or ``"gamma"``: Gamma(1.1, 0.05))
     and standardized outcomes; ``train_X`` is ``n x dim`` (encoded), ``train_Y`` ``n x 1``
-    (larger is better). Every surrogate of bodi (HED, overlap, diffusion) is one."""
+    (larger is better). Every surrogate of bodi (HED, overlap, diffusion) is one. With
+    ``noisier_inputs`` (``r x dim``) the trials at those inputs get an extra, fitted noise
+    variance (:class:`bodi.models.noise.MarkedInputsNoise`)."""
     check_noise_prior(noise_prior)
     likelihood = get_gaussian_likelihood_with_gamma_prior() if noise_prior == "gamma" else None
     with warnings.catch_warnings():
         # Categorical indices lie outside [0, 1] by design; the kernels handle them.
         warnings.simplefilter("ignore", InputDataWarning)
-        return FastSingleTaskGP(
+        model = FastSingleTaskGP(
             train_X, train_Y, covar_module=covar_module, likelihood=likelihood,
             outcome_transform=Standardize(m=1),
         )
+    if noisier_inputs is not None:
+        model.likelihood.noise_covar = MarkedInputsNoise(
+            model.likelihood.noise_covar, noisier_inputs.to(train_X))
+    return model
 
 
 def make_hed_model(
@@ -273,7 +281,7 @@ def leave_one_out_log_densities(model: Model) -> Tensor:
     X, y = model.train_inputs[0], model.train_targets
     with torch.no_grad():
         K = model.covar_module(X).to_dense()
-        K = K + model.likelihood.noise.reshape(-1).expand(len(y)).diag_embed()
+        K = K + observation_noise(model.likelihood, X).diag_embed()
         L = psd_safe_cholesky(K)
         K_inv = torch.cholesky_inverse(L)
         alpha = K_inv @ (y - model.mean_module(X))

@@ -31,6 +31,7 @@ from bodi.models.fit_loss import (
     loss_inputs,
     matern_of,
 )
+from bodi.models.noise import observation_noise
 
 
 class FastSingleTaskGP(SingleTaskGP):
@@ -135,7 +136,7 @@ class FastSingleTaskGP(SingleTaskGP):
         """``K + sigma^2 I`` (``n x n``) and ``y - m`` (``n``) of the training data."""
         X = self.train_inputs[0]
         K = dense_train_covariance(self.covar_module, X)
-        noise = self.likelihood.noise.reshape(-1).expand(K.shape[-1])
+        noise = observation_noise(self.likelihood, X)
         return K + torch.diag_embed(noise), self.train_targets - self.mean_module(X)
 
     def train(self, mode: bool = True) -> FastSingleTaskGP:

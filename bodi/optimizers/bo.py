@@ -551,6 +551,8 @@ def _check_model_options(options: Mapping[str, Any], space: SearchSpace | None) 
     if options["kernel"] not in KERNELS:
         raise ValueError(f"unknown kernel {options['kernel']!r}; choose one of {list(KERNELS)}")
     check_noise_prior(options["noise_prior"])
+    if not isinstance(options["design_noise"], bool):
+        raise ValueError(f"design_noise must be True or False, got {options['design_noise']!r}")
     check_integer("dictionary_size", dictionary_size)
     if dictionary_reference is None:  # the default: relative to the incumbent where defined
         dictionary_reference = ("none" if dictionary in UNRELABELLABLE_DICTIONARIES
@@ -728,6 +730,10 @@ class BODi(GPOptimizer):
         noise_prior: the GP likelihood's noise prior: ``"lognormal"`` (default, BoTorch's
             LogNormal(-4, 1)) or ``"gamma"`` (Gamma(1.1, 0.05), BoTorch's earlier default
             and Bounce's, which lets the GP explain more of the data as noise).
+        design_noise: give the initial design's trials an extra observation noise variance,
+            fitted with the other hyperparameters (:mod:`bodi.models.noise`), so that the
+            marginal likelihood decides how far the random, far-apart design points are
+            trusted beside the later trials; ``False`` (default): one noise for all.
 
     Examples:
         >>> opt = BODi(space, seed=0)
@@ -746,6 +752,7 @@ class BODi(GPOptimizer):
         trust_region: bool | TrustRegionSettings | dict[str, Any] | None = None,
         kernel: str = "hed*hamming",
         noise_prior: str = "lognormal",
+        design_noise: bool = False,
         **kwargs: Any,
     ) -> None:
         if not isinstance(space, SearchSpace):
@@ -753,9 +760,10 @@ class BODi(GPOptimizer):
         dictionary_reference = _check_model_options(dict(
             dictionary_size=dictionary_size, dictionary=dictionary,
             dictionary_reference=dictionary_reference, kernel=kernel,
-            noise_prior=noise_prior), space)
+            noise_prior=noise_prior, design_noise=design_noise), space)
         self.kernel = kernel
         self.noise_prior = noise_prior
+        self.design_noise = design_noise
         self.dictionary_reference = dictionary_reference
         self.dictionary_size = dictionary_size
         self.dictionary_kind = dictionary
@@ -775,7 +783,7 @@ class BODi(GPOptimizer):
     # studies stored before these options existed ran the paper's configuration
     legacy_settings: ClassVar[dict[str, Any]] = {
         **GPOptimizer.legacy_settings, "dictionary_reference": "none", "trust_region": False,
-        "kernel": "hed", "noise_prior": "lognormal",
+        "kernel": "hed", "noise_prior": "lognormal", "design_noise": False,
     }
 
     def settings(self) -> dict[str, Any]:
@@ -788,6 +796,7 @@ class BODi(GPOptimizer):
         settings["dictionary_reference"] = self.dictionary_reference
         settings["kernel"] = self.kernel
         settings["noise_prior"] = self.noise_prior
+        settings["design_noise"] = self.design_noise
         return settings
 
     def make_dictionary(self) -> Dictionary | None:
@@ -839,4 +848,14 @@ class BODi(GPOptimizer):
             covar = make_hamming_kernel(self.space)
         else:
             covar = _DICTIONARY_KERNELS[kernel](self.space, self.make_dictionary())
-        return fit_model(make_gp(train_X, train_Y, covar, self.noise_prior))
+        return fit_model(make_gp(train_X, train_Y, covar, self.noise_prior,
+                                 self.noisier_inputs(train_X)))
+
+    def noisier_inputs(self, train_X: Tensor) -> Tensor | None:
+        """With ``design_noise``, the initial design's points, once ``train_X`` holds a trial
+        beyond them (the model then fits how far to trust them); ``None`` otherwise."""
+        if not self.design_noise or not len(self._design):
+            return None
+        design = self._design.to(train_X)
+        in_design = (torch.cdist(train_X, design, p=1) == 0).any(-1)
+        return design if in_design.any() and not in_design.all() else None

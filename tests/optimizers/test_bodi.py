@@ -499,6 +499,30 @@ def test_outcome_warping_fits_the_model_on_the_warped_objective_only(tmp_path, w
         bodi.BODi(problem.space, outcome_warping=warping, directions=["minimize"] * 2)
 
 
+def test_design_noise_marks_the_design_once_a_later_trial_is_in(tmp_path):
+    from bodi.models.noise import MarkedInputsNoise
+
+    problem = planted_binary(16, seed=3)
+    storage = tmp_path / "s.db"
+    opt = bodi.BODi(problem.space, seed=0, n_init=8, design_noise=True, storage=storage,
+                    study_name="n", **FAST)
+    for _ in range(8):
+        x = opt.ask()
+        opt.tell(x, float(problem(x)))
+    assert opt.noisier_inputs(opt.X_completed) is None  # the design alone: one noise
+    x = opt.ask()
+    opt.tell(x, float(problem(x)))
+    opt.ask()
+    noise = opt.model.likelihood.noise_covar
+    assert isinstance(noise, MarkedInputsNoise) and torch.equal(noise.marked, opt._design)
+    assert noise.is_marked(opt.X_completed).tolist() == [True] * 8 + [False]
+    assert bodi.load_study(storage, "n").design_noise is True
+    assert make_optimizer("bodi[design_noise=true]", problem.space, seed=0,
+                          direction="minimize").design_noise is True
+    with pytest.raises(ValueError, match="design_noise must be True or False"):
+        bodi.BODi(problem.space, design_noise="yes")
+
+
 def test_design_in_model_auto_compares_a_model_list_on_all_its_outcomes():
     """With an outcome constraint the model is a list of two GPs on the same rows; their
     held-out densities add up, and a design of unrelated noise is left out of both."""
