@@ -6,6 +6,7 @@ Usage:
     python benchmarks/ask_speed.py --kernel hed --cases 60x100 --repeats 7   # bodi 0.1's kernel
     python benchmarks/ask_speed.py --m 512 --cases 60x100
     python benchmarks/ask_speed.py --n-init 20 --design-in-model auto --cases 60x100
+    python benchmarks/ask_speed.py --n-init 20 --spec "bodi[design_noise=true]" --cases 60x100
 
 Each case tells ``n`` random observations of a planted binary problem to a fresh optimizer
 (``--m`` rows, 128 by default, diverse dictionaries), then times ``repeats`` consecutive asks
@@ -24,6 +25,7 @@ import torch
 import bodi
 import bodi.seeding
 from bodi.acquisition import make_acquisition, optimize_acquisition
+from bodi.optimizers.registry import parse_method
 from bodi.problems import planted_binary
 
 warnings.filterwarnings("ignore")
@@ -92,6 +94,8 @@ def main() -> None:
     parser.add_argument("--n-init", type=int, help="of the n observations, this many from "
                         "the initial design, the rest random (default: all n)")
     parser.add_argument("--design-in-model", default="all", help="BODi's design_in_model")
+    parser.add_argument("--spec", default="bodi", help="a bodi[...] method spec whose options "
+                        "are added (e.g. bodi[outcome_warping=power])")
     args = parser.parse_args()
     torch.set_num_threads(min(2, torch.get_num_threads()))
     print("| binary d | observations n | m | median seconds per ask | min | max |")
@@ -99,7 +103,8 @@ def main() -> None:
     for case in args.cases.split(","):
         d, n = (int(v) for v in case.split("x"))
         s = ask_seconds(d, n, args.repeats, args.n_init, kernel=args.kernel,
-                        dictionary_size=args.m, design_in_model=args.design_in_model)
+                        dictionary_size=args.m, design_in_model=args.design_in_model,
+                        **parse_method(args.spec)[1])
         print(f"| {d} | {n} | {args.m} | {statistics.median(s):.2f} | {min(s):.2f} | "
               f"{max(s):.2f} |", flush=True)
     if args.compare:

@@ -175,26 +175,37 @@ class MaternGPLoss(torch.autograd.Function):
     an evaluation's time at ``n = 100``, docs/speed.md). Value and gradient equal GPyTorch's
     ``-mll(model(X), y)`` (tested).
 
+    With marked rows (``marked``, ``n`` booleans, and their extra noise ``t2``, no prior; see
+    :class:`bodi.models.noise.MarkedInputsNoise`) the noise is ``s2 + t2 [i marked]`` and
+    ``dlog N / dt2`` is ``G``'s trace over the marked rows.
+
     Args (of ``apply``): ``y`` (``n``), the factors' inputs ``Z_k`` (a tuple, of
     :func:`loss_inputs`), their priors (a tuple of ``LogNormalPrior`` or ``None``), the noise's
-    prior, then the tensors that take a gradient: ``s2`` (1 element), ``c`` (1 element) and the
+    prior, ``marked`` (or ``None``), then the tensors that take a gradient: ``s2`` (1
+    element), ``t2`` (1 element, or ``None`` without marked rows), ``c`` (1 element) and the
     lengthscales ``l_k``.
     """
 
     @staticmethod
     def forward(ctx, y: Tensor, inputs: tuple[Tensor, ...], priors: tuple, noise_prior: Any,
-                noise: Tensor, constant: Tensor, *lengthscales: Tensor) -> Tensor:
+                marked: Tensor | None, noise: Tensor, extra_noise: Tensor | None,
+                constant: Tensor, *lengthscales: Tensor) -> Tensor:
         factors = [_matern52(Z, lengthscale) for Z, lengthscale in
                    zip(inputs, lengthscales, strict=True)]
         K = math.prod((K_k for K_k, _ in factors[1:]), start=factors[0][0])
         covariance = K if len(factors) > 1 else K.clone()  # a new tensor: noise goes in place
         n = y.shape[-1]
         covariance.diagonal(dim1=-2, dim2=-1).add_(noise.reshape(-1).expand(n))
+        if marked is not None:
+            covariance.diagonal(dim1=-2, dim2=-1).add_(extra_noise.reshape(-1) * marked)
         log_p, L, alpha = _gaussian_log_density(covariance, y - constant)
         gradients: list[Tensor] = []
+        ctx.extra_noise_gradient = None
         if any(ctx.needs_input_grad):
             G = _gaussian_log_density_gradient(L, alpha)
             gradients.append(G.diagonal().sum().reshape(noise.shape))
+            ctx.extra_noise_gradient = None if marked is None else (
+                -(G.diagonal() * marked).sum().reshape(extra_noise.shape) / n)
             gradients.append(alpha.sum().reshape(constant.shape))
             for k, (_, saved) in enumerate(factors):
                 G_k = math.prod((K_j for j, (K_j, _) in enumerate(factors) if j != k), start=G)
@@ -211,7 +222,9 @@ class MaternGPLoss(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad: Tensor) -> tuple[Tensor | None, ...]:
-        return (None, None, None, None, *(grad * g for g in ctx.gradients))
+        noise, constant, *lengthscales = (grad * g for g in ctx.gradients)
+        extra = None if ctx.extra_noise_gradient is None else grad * ctx.extra_noise_gradient
+        return (None, None, None, None, None, noise, extra, constant, *lengthscales)
 
 def is_embedding_kernel(kernel: Kernel) -> bool:
     """Whether ``kernel`` applies its ``base_kernel`` to ``embed(discrete_columns(X))`` (the

@@ -31,7 +31,7 @@ from bodi.models.fit_loss import (
     loss_inputs,
     matern_of,
 )
-from bodi.models.noise import observation_noise
+from bodi.models.noise import MarkedInputsNoise, observation_noise
 
 
 class FastSingleTaskGP(SingleTaskGP):
@@ -78,7 +78,11 @@ class FastSingleTaskGP(SingleTaskGP):
             factors, priors, noise_prior = plan
             inputs = self._loss_inputs(factors, X)
             lengthscales = (matern_of(kernel).lengthscale for kernel in factors)
-            return MaternGPLoss.apply(y, inputs, priors, noise_prior, self.likelihood.noise,
+            noise = self.likelihood.noise_covar
+            marked = noise.is_marked(X).to(y) if isinstance(noise, MarkedInputsNoise) else None
+            extra = None if marked is None else noise.extra_noise
+            return MaternGPLoss.apply(y, inputs, priors, noise_prior, marked,
+                                       self.likelihood.noise, extra,
                                        self.mean_module.constant, *lengthscales)
         log_p = GaussianLogDensity.apply(*self._train_covariance_and_residual())
         for _, module, prior, closure, _ in self.named_priors():
@@ -89,7 +93,8 @@ class FastSingleTaskGP(SingleTaskGP):
         """The covariance's factors, their lengthscale priors and the noise's prior, when
         :class:`MaternGPLoss` computes the fit loss: every factor a plain Matérn-5/2 (on the
         HED embedding or on columns), a ``ConstantMean`` and a homoskedastic Gaussian
-        likelihood, and no priors but LogNormal ones on those lengthscales and on the noise.
+        likelihood (or one with extra noise on marked inputs), and no priors but LogNormal
+        ones on those lengthscales and on the noise.
         ``None`` otherwise."""
         if self._loss_plan is None:  # once per training phase (``train()`` forgets it)
             self._loss_plan = (self._find_matern_loss_plan(),)
@@ -109,6 +114,8 @@ class FastSingleTaskGP(SingleTaskGP):
         self,
     ) -> tuple[tuple[Kernel, ...], tuple, LogNormalPrior | None] | None:
         covar, noise = self.covar_module, getattr(self.likelihood, "noise_covar", None)
+        if isinstance(noise, MarkedInputsNoise):  # its extra noise has no prior
+            noise = noise.base
         factors = tuple(covar.kernels) if type(covar) is ProductKernel else (covar,)
         if (type(self.mean_module) is not ConstantMean or type(noise) is not HomoskedasticNoise
                 or type(self.likelihood) is not GaussianLikelihood

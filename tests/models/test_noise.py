@@ -46,3 +46,24 @@ def test_the_fast_posterior_equals_gpytorchs_with_the_marked_noise():
     reference = SingleTaskGP.posterior(model, test)
     assert torch.allclose(fast.mean, reference.mean, atol=1e-8)
     assert torch.allclose(fast.variance, reference.variance, atol=1e-8)
+
+
+def test_the_one_step_fit_loss_with_marked_rows_equals_gpytorchs():
+    from botorch.optim.closures import get_loss_closure
+    from gpytorch.mlls import ExactMarginalLogLikelihood
+
+    space, X, y = _data(seed=4)
+    model = make_gp(X, y, make_hamming_kernel(space), noisier_inputs=X[:7])
+    with torch.no_grad():
+        model.likelihood.noise_covar.raw_extra_noise.fill_(0.4)
+    model.train()
+    mll = ExactMarginalLogLikelihood(model.likelihood, model)
+    params = [p for p in model.parameters() if p.requires_grad]
+    assert any(p is model.likelihood.noise_covar.raw_extra_noise for p in params)
+    ours = get_loss_closure(mll)()
+    assert type(ours.grad_fn).__name__ == "MaternGPLossBackward"
+    reference = -mll(model(X), model.train_targets, X)
+    torch.testing.assert_close(ours, reference, rtol=1e-12, atol=1e-12)
+    for a, b in zip(torch.autograd.grad(ours, params), torch.autograd.grad(reference, params),
+                    strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
