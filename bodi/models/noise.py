@@ -52,8 +52,7 @@ class MarkedInputsNoise(Noise):
 
     def is_marked(self, X: Tensor) -> Tensor:
         """``... x n`` booleans: which rows of ``X`` (``... x n x dim``) are marked points."""
-        marked = self.marked.to(X)
-        return (torch.cdist(X, marked.expand(*X.shape[:-2], *marked.shape), p=1) == 0).any(-1)
+        return exact_matches(X, self.marked.to(X)).any(-1)
 
     def forward(self, *params: Any, shape: torch.Size | None = None,
                 **kwargs: Any) -> DiagLinearOperator:
@@ -63,6 +62,12 @@ class MarkedInputsNoise(Noise):
         if X is None or X.shape[-1] != self.marked.shape[-1]:
             return DiagLinearOperator(base)
         return DiagLinearOperator(base + self.extra_noise * self.is_marked(X).to(base))
+
+
+def exact_matches(X: Tensor, points: Tensor) -> Tensor:
+    """``... x n x r`` booleans: whether row ``i`` of ``X`` (``... x n x dim``) equals point
+    ``j`` of ``points`` (``r x dim``) exactly."""
+    return torch.cdist(X, points.expand(*X.shape[:-2], *points.shape), p=1) == 0
 
 
 def observation_noise(likelihood: Any, X: Tensor) -> Tensor:

@@ -52,6 +52,7 @@ from bodi.models.gp import (
     make_hed_plus_hamming_kernel,
     warm_started_fits,
 )
+from bodi.models.noise import exact_matches
 from bodi.models.warping import check_outcome_warping, warp_outcomes
 from bodi.novelty import SearchSpaceExhaustedError
 from bodi.optimizers.model_based import ModelBasedOptimizer
@@ -392,7 +393,7 @@ class GPOptimizer(ModelBasedOptimizer):
         keep = torch.ones(len(rows), dtype=torch.bool)
         if not len(design) or not len(rows):
             return keep
-        match = torch.cdist(X, design, p=1) == 0  # r x n_init: which design point it is
+        match = exact_matches(X, design)  # r x n_init: which design point it is
         in_design = match.any(-1)
         if not in_design.any() or in_design.all():
             return keep
@@ -857,5 +858,5 @@ class BODi(GPOptimizer):
         if not self.design_noise or not len(self._design):
             return None
         design = self._design.to(train_X)
-        in_design = (torch.cdist(train_X, design, p=1) == 0).any(-1)
+        in_design = exact_matches(train_X, design).any(-1)
         return design if in_design.any() and not in_design.all() else None
