@@ -10,6 +10,7 @@ projection ``Abar`` of Proposition 1's affine form. :func:`make_dictionary` wrap
 name            construction                                               spaces
 ==============  =========================================================  ==================
 ``diverse``     Alg. 1 (binary) / appendix Alg. 3 (categorical, mixed)     any discrete
+``anchored``    Alg. 1's spread of distances for any discrete variables     any discrete
 ``wavelet``     appendix Alg. 4, sub-sampled to d columns, rows uniform    binary only
 ``naive``       every entry uniform over its values                        any discrete
 ``gaussian``    ``Abar ~ N(0, 1)`` in the affine form (Prop. 1)            binary only
@@ -30,7 +31,7 @@ from bodi.device import DTYPE
 from bodi.hed.embedding import affine_embedding, one_hot, onehot_embedding
 from bodi.seeding import as_generator
 
-DICTIONARY_KINDS = ("diverse", "wavelet", "naive", "gaussian")
+DICTIONARY_KINDS = ("diverse", "anchored", "wavelet", "naive", "gaussian")
 #: dictionaries defined for binary variables only
 BINARY_ONLY_DICTIONARIES = ("wavelet", "gaussian")
 #: dictionaries without discrete rows, which cannot be relabelled around a reference point
@@ -48,7 +49,7 @@ def dictionary_problem(kind: str, cardinalities: Sequence[int] | None = None,
     if (kind in BINARY_ONLY_DICTIONARIES and cardinalities is not None
             and not all(int(c) == 2 for c in cardinalities)):
         return (f"the {kind!r} dictionary is defined for binary variables only; "
-                "use 'diverse' or 'naive' with categorical variables")
+                "use 'diverse', 'anchored' or 'naive' with categorical variables")
     if relabelled and kind in UNRELABELLABLE_DICTIONARIES:
         return (f"a {kind.capitalize()} dictionary has no discrete rows to relabel around a "
                 "reference")
@@ -113,6 +114,32 @@ def diverse_random_categorical(
     weights = weights / weights.sum(-1, keepdim=True)
     draws = torch.multinomial(weights.reshape(m * d, tau_max), 1, generator=g)
     return draws.reshape(m, d).to(DTYPE)
+
+
+def anchored_random_categorical(
+    m: int, cardinalities: Sequence[int], seed: int | torch.Generator | None = None
+) -> Tensor:
+    """Algorithm 1's distances for any discrete variables: per row ``t ~ U(0, 1)``; each
+    variable keeps the value ``0`` with probability ``t`` and otherwise takes one of its other
+    values, drawn as Algorithm 3 draws a row over them (``theta`` from the simplex).
+
+    So a row's Hamming distance to the all-zeros point (the reference, once the rows are
+    relabelled) is ``Binomial(d, 1 - t)``, spread evenly from ``0`` to ``d`` over the rows, as
+    Algorithm 1's are for binary variables (with which it coincides: :func:`make_dictionary`
+    calls :func:`diverse_random_binary` when every variable is binary). Algorithm 3's rows keep
+    value ``0`` with a ``Beta(1, tau - 1)`` probability, so with ``tau = 5`` values a row
+    rarely comes near the reference: the embedding has few rows that resolve the points next
+    to it.
+
+    Returns:
+        ``m x d`` tensor of indices, column ``j`` in ``0 .. tau_j - 1``.
+    """
+    cards = [int(c) for c in cardinalities]
+    _check_size(m, len(cards))
+    g = as_generator(seed)
+    keep = torch.rand(m, 1, generator=g, dtype=DTYPE)
+    others = 1.0 + diverse_random_categorical(m, [c - 1 for c in cards], g)
+    return torch.where(torch.rand(m, len(cards), generator=g, dtype=DTYPE) < keep, 0.0, others)
 
 
 def binary_wavelet_matrix(n: int) -> Tensor:
@@ -251,12 +278,12 @@ def make_dictionary(
     cards = tuple(int(c) for c in cardinalities)
     binary = all(c == 2 for c in cards)
     check_dictionary(kind, cards, relabelled=reference is not None)
-    if kind == "diverse":
-        rows = (
-            diverse_random_binary(m, len(cards), seed)
-            if binary
-            else diverse_random_categorical(m, cards, seed)
-        )
+    if kind in ("diverse", "anchored") and binary:
+        rows = diverse_random_binary(m, len(cards), seed)
+    elif kind == "diverse":
+        rows = diverse_random_categorical(m, cards, seed)
+    elif kind == "anchored":
+        rows = anchored_random_categorical(m, cards, seed)
     elif kind == "wavelet":
         rows = binary_wavelet(m, len(cards), seed)
     elif kind == "naive":

@@ -706,7 +706,8 @@ class BODi(GPOptimizer):
     Args:
         space: the search space.
         dictionary_size: ``m``, the number of dictionary rows (paper default 128).
-        dictionary: ``"diverse"`` (default), ``"wavelet"``, ``"naive"`` or ``"gaussian"``.
+        dictionary: ``"diverse"`` (default), ``"anchored"``, ``"wavelet"``, ``"naive"`` or
+            ``"gaussian"`` (:mod:`bodi.hed.dictionaries`).
         new_dictionary_every_iteration: draw a fresh dictionary per suggestion (paper default);
             ``False`` keeps the first one.
         dictionary_reference: the point the dictionary's rows are relabelled around

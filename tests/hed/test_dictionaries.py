@@ -10,6 +10,7 @@ import torch
 from bodi.hed.dictionaries import (
     DICTIONARY_KINDS,
     Dictionary,
+    anchored_random_categorical,
     binary_wavelet,
     binary_wavelet_matrix,
     cardinality_bound,
@@ -25,7 +26,7 @@ from bodi.seeding import as_generator
 
 BINARY = [2] * 12
 CATEGORICAL = [3, 5, 2, 7, 4, 2, 10]
-POINT_KINDS = ("diverse", "wavelet", "naive")  # kinds whose rows are points of the space
+POINT_KINDS = ("diverse", "anchored", "wavelet", "naive")  # rows are points of the space
 
 
 def _assert_valid_points(rows: torch.Tensor, cardinalities: list[int], m: int) -> None:
@@ -50,7 +51,7 @@ def test_binary_dictionaries_are_points_of_the_space(kind, m):
 
 
 @pytest.mark.parametrize("m", [1, 9, 200])
-@pytest.mark.parametrize("kind", ["diverse", "naive"])
+@pytest.mark.parametrize("kind", ["diverse", "anchored", "naive"])
 @pytest.mark.parametrize("cardinalities", [CATEGORICAL, [2, 3], [2, 2, 2, 9], [4]])
 def test_categorical_dictionaries_are_points_of_the_space(kind, m, cardinalities):
     for seed in range(3):
@@ -72,6 +73,7 @@ def test_gaussian_dictionary_is_a_real_matrix(m, d):
 def test_low_level_constructors_shapes():
     assert diverse_random_binary(6, 4, 0).shape == (6, 4)
     assert diverse_random_categorical(6, [2, 3, 4], 0).shape == (6, 3)
+    assert anchored_random_categorical(6, [2, 3, 4], 0).shape == (6, 3)
     assert binary_wavelet(6, 5, 0).shape == (6, 5)
     assert naive_random(6, [2, 3], 0).shape == (6, 2)
     assert gaussian_random(6, 3, 0).shape == (6, 3)
@@ -80,7 +82,8 @@ def test_low_level_constructors_shapes():
 # --------------------------------------------------------------------- determinism
 @pytest.mark.parametrize(
     ("kind", "cardinalities"),
-    [(k, BINARY) for k in DICTIONARY_KINDS] + [(k, CATEGORICAL) for k in ("diverse", "naive")],
+    [(k, BINARY) for k in DICTIONARY_KINDS]
+    + [(k, CATEGORICAL) for k in ("diverse", "anchored", "naive")],
 )
 def test_same_seed_same_dictionary(kind, cardinalities):
     a = make_dictionary(kind, 40, cardinalities, seed=123)
@@ -121,8 +124,9 @@ def test_diverse_binary_rows_span_all_densities_but_naive_rows_do_not():
     assert naive.std() < 0.1
 
 
-def test_diverse_categorical_columns_use_every_value():
-    rows = make_dictionary("diverse", 3000, CATEGORICAL, seed=0).rows
+@pytest.mark.parametrize("kind", ["diverse", "anchored"])
+def test_diverse_categorical_columns_use_every_value(kind):
+    rows = make_dictionary(kind, 3000, CATEGORICAL, seed=0).rows
     for j, tau in enumerate(CATEGORICAL):
         assert set(rows[:, j].tolist()) == set(map(float, range(tau))), (j, tau)
 
@@ -140,6 +144,31 @@ def test_diverse_categorical_rows_concentrate_more_than_naive_ones():
     naive = top_share(make_dictionary("naive", 400, cards, seed=0).rows)
     assert diverse.mean() > naive.mean() + 0.1
     assert diverse.max() > naive.max()
+
+
+def test_anchored_rows_spread_their_distance_to_the_reference_like_binary_diverse_rows():
+    """Alg. 1's rows are Bernoulli(theta) with theta ~ U(0, 1): their distance to the all-zeros
+    point is spread evenly over 0 .. d. Alg. 3's categorical rows with 5 values keep value 0
+    with a Beta(1, 4) probability, so most rows lie far from it; anchored rows keep it with a
+    U(0, 1) probability, as the binary rows do, and take every other value otherwise."""
+    d, cards = 60, [5] * 60
+    binary = make_dictionary("diverse", 512, [2] * d, seed=0).rows.ne(0).double().mean(-1)
+    diverse = make_dictionary("diverse", 512, cards, seed=0).rows.ne(0).double().mean(-1)
+    anchored_rows = make_dictionary("anchored", 512, cards, seed=0).rows
+    anchored = anchored_rows.ne(0).double().mean(-1)
+    near = 0.3  # a row within 30% of d of the reference
+    assert (binary < near).double().mean() > 0.2
+    assert (anchored < near).double().mean() > 0.2
+    assert (diverse < near).double().mean() < 0.05
+    assert abs(anchored.mean() - 0.5) < 0.05
+    assert abs(anchored.std() - binary.std()) < 0.05
+    assert set(anchored_rows[anchored_rows > 0].tolist()) == {1.0, 2.0, 3.0, 4.0}
+
+
+def test_anchored_equals_diverse_on_binary_variables():
+    for seed in range(3):
+        assert torch.equal(make_dictionary("anchored", 40, BINARY, seed).rows,
+                           make_dictionary("diverse", 40, BINARY, seed).rows)
 
 
 # ------------------------------------------------------------------ wavelets
