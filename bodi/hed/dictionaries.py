@@ -278,12 +278,11 @@ def make_dictionary(
     cards = tuple(int(c) for c in cardinalities)
     binary = all(c == 2 for c in cards)
     check_dictionary(kind, cards, relabelled=reference is not None)
-    if kind in ("diverse", "anchored") and binary:
-        rows = diverse_random_binary(m, len(cards), seed)
-    elif kind == "diverse":
-        rows = diverse_random_categorical(m, cards, seed)
-    elif kind == "anchored":
-        rows = anchored_random_categorical(m, cards, seed)
+    if kind in ("diverse", "anchored"):  # Algorithm 1 on bits, its categorical forms otherwise
+        categorical = (diverse_random_categorical if kind == "diverse"
+                       else anchored_random_categorical)
+        rows = (diverse_random_binary(m, len(cards), seed) if binary
+                else categorical(m, cards, seed))
     elif kind == "wavelet":
         rows = binary_wavelet(m, len(cards), seed)
     elif kind == "naive":
