@@ -670,13 +670,15 @@ def squash_outcomes(Y: Tensor, dtype: torch.dtype = torch.float64) -> Tensor:
 DICTIONARY_REFERENCES = ("none", "random", "incumbent")
 #: :class:`BODi`'s models of the discrete parameters: the HED kernel with its dictionary,
 #: the Matérn of the exact Hamming distance with one lengthscale (HED's many-row limit),
-#: their product or sum, or for each suggestion the one of :data:`AUTO_KERNELS` that predicts
-#: the data better (``"auto"``)
-KERNELS = ("hed", "hamming", "hed*hamming", "hed+hamming", "auto")
+#: their product or sum, for each suggestion the one of :data:`AUTO_KERNELS` that predicts
+#: the data better (``"auto"``), or the kernels of :data:`AUTO_KERNELS` in turn, one per
+#: suggestion (``"alternate"``)
+KERNELS = ("hed", "hamming", "hed*hamming", "hed+hamming", "auto", "alternate")
 #: the kernels of :data:`KERNELS` built on a dictionary: their makers ``(space, dictionary)``
 _DICTIONARY_KERNELS = {"hed": make_hed_kernel, "hed*hamming": make_hed_hamming_kernel,
                        "hed+hamming": make_hed_plus_hamming_kernel}
-#: the kernels that ``kernel="auto"`` chooses between, by leave-one-out predictive density
+#: the kernels that ``kernel="auto"`` chooses between, by leave-one-out predictive density,
+#: and that ``kernel="alternate"`` takes in turn
 AUTO_KERNELS = ("hamming", "hed*hamming")
 
 
@@ -728,7 +730,11 @@ class BODi(GPOptimizer):
             two, each with an output scale) or ``"auto"``: for each
             suggestion both ``"hamming"`` and ``"hed*hamming"`` are fitted and the one with
             the larger leave-one-out log predictive density of the completed trials is used
-            (:func:`bodi.models.gp.leave_one_out_log_likelihood`).
+            (:func:`bodi.models.gp.leave_one_out_log_likelihood`), or ``"alternate"``:
+            ``"hed*hamming"`` and ``"hamming"`` in turn, one per suggestion (by the number of
+            trials so far, so a resumed study continues the same turn): a portfolio of the
+            product model, which learns structure from far points, and the exact-distance
+            model, whose expected improvement steps close to the incumbent.
         noise_prior: the GP likelihood's noise prior: ``"lognormal"`` (default, BoTorch's
             LogNormal(-4, 1)) or ``"gamma"`` (Gamma(1.1, 0.05), BoTorch's earlier default
             and Bounce's, which lets the GP explain more of the data as noise).
@@ -832,7 +838,15 @@ class BODi(GPOptimizer):
             logger.debug("kernel='auto': %s (leave-one-out log density %s)", kernel,
                          ", ".join(f"{k} {density:.4g}" for k, _, density in fits))
             return model
-        return self.make_model_with_kernel(self.kernel, train_X, train_Y)
+        return self.make_model_with_kernel(self.kernel_for_next_suggestion(), train_X, train_Y)
+
+    def kernel_for_next_suggestion(self) -> str:
+        """The kernel the next suggestion's model uses: ``self.kernel``, or with
+        ``kernel="alternate"`` one of :data:`AUTO_KERNELS` by turn (``"hed*hamming"`` when
+        the number of trials so far is even)."""
+        if self.kernel != "alternate":
+            return self.kernel
+        return AUTO_KERNELS[(len(self.trials) + 1) % len(AUTO_KERNELS)]
 
     def auto_kernel_fits(self, train_X: Tensor, train_Y: Tensor) -> list[tuple[str, Model, float]]:
         """``(kernel, fitted GP, leave-one-out log density)`` for each of :data:`AUTO_KERNELS`,
@@ -844,8 +858,8 @@ class BODi(GPOptimizer):
         return fits
 
     def make_model_with_kernel(self, kernel: str, train_X: Tensor, train_Y: Tensor) -> Model:
-        """The GP with the discrete model ``kernel`` (one of :data:`KERNELS` but ``"auto"``),
-        fitted."""
+        """The GP with the discrete model ``kernel`` (one of :data:`KERNELS` but ``"auto"`` and
+        ``"alternate"``), fitted."""
         if kernel == "hamming":  # no dictionary
             covar = make_hamming_kernel(self.space)
         else:

@@ -330,6 +330,33 @@ def test_the_auto_kernel_uses_the_model_that_predicts_left_out_trials_better(tmp
         bodi.BODi(problem.space, kernel="best")
 
 
+def test_the_alternate_kernel_takes_the_two_models_in_turn_and_resumes_on_the_same_turn(
+        tmp_path):
+    from bodi.optimizers.bo import AUTO_KERNELS
+
+    problem = planted_mixed(seed=2)
+    path = tmp_path / "study.db"
+    opt = bodi.BODi(problem.space, seed=0, n_init=6, kernel="alternate", num_restarts=4,
+                    raw_samples=128, dictionary_size=16, storage=path)
+    turns = []
+    for _ in range(11):
+        if len(opt.trials) >= 6:
+            turns.append(opt.kernel_for_next_suggestion())
+            X, Y = opt.X_completed, opt.Y_completed
+            model = opt.make_model(X, Y)
+            expected = opt.make_model_with_kernel(turns[-1], X, Y)
+            assert ([type(k) for k in model.covar_module.kernels]
+                    == [type(k) for k in expected.covar_module.kernels])
+            assert torch.allclose(model.posterior(X).mean, expected.posterior(X).mean)
+        x = opt.ask()
+        opt.tell(x, float(problem(x)))
+    assert turns == ["hed*hamming", "hamming"] * 2 + ["hed*hamming"]
+    assert set(turns) == set(AUTO_KERNELS)
+    resumed = bodi.load_study(path)
+    assert resumed.settings()["kernel"] == "alternate"
+    assert resumed.kernel_for_next_suggestion() == "hamming"  # 11 trials: the odd turn
+
+
 def test_defaults_are_the_incumbent_relative_dictionary_and_a_trust_region():
     space = SearchSpace([Binary(f"b{i}") for i in range(6)])
     opt = bodi.BODi(space)
