@@ -53,6 +53,7 @@ from bodi.models.gp import (
     warm_started_fits,
 )
 from bodi.models.noise import exact_matches
+from bodi.models.portfolio import portfolio_arms
 from bodi.models.warping import check_outcome_warping, warp_outcomes
 from bodi.novelty import SearchSpaceExhaustedError
 from bodi.optimizers.model_based import ModelBasedOptimizer
@@ -319,15 +320,21 @@ class GPOptimizer(ModelBasedOptimizer):
         settings = self.trust_region_settings
         if settings is None:
             return None
-        X, Y = self.X_completed, self.Y_completed
+        state = trust_region_state(self.progress(), self.n_init, settings,
+                                   len(self.space.discrete_dims))
+        return region_from_state(self.space, state, self.X_completed,
+                                 self.utility().unsqueeze(-1))
+
+    def progress(self) -> list[float]:
+        """The completed trials' progress in order, larger is better, where a step improves
+        when its entry exceeds every earlier one: the value with one objective (infeasible
+        trials below every feasible one), the hypervolume so far with several."""
+        Y = self.Y_completed
         if self.is_multi_objective:
             ref = self.reference_point()
             Y = torch.where(self.feasible_completed.unsqueeze(-1), Y, ref - 1)  # adds nothing
-            progress = running_hypervolume(Y, ref)
-        else:
-            progress = penalize_infeasible(Y.squeeze(-1), self.C_completed).tolist()
-        state = trust_region_state(progress, self.n_init, settings, len(self.space.discrete_dims))
-        return region_from_state(self.space, state, X, self.utility().unsqueeze(-1))
+            return running_hypervolume(Y, ref)
+        return penalize_infeasible(Y.squeeze(-1), self.C_completed).tolist()
 
     def make_objective_model(self, train_X: Tensor, train_Y: Tensor) -> Model:
         """The model of all ``k`` objectives (``train_Y``: ``n x k``): :meth:`make_model`
@@ -672,13 +679,13 @@ DICTIONARY_REFERENCES = ("none", "random", "incumbent")
 #: the Matérn of the exact Hamming distance with one lengthscale (HED's many-row limit),
 #: their product or sum, for each suggestion the one of :data:`AUTO_KERNELS` that predicts
 #: the data better (``"auto"``), or the kernels of :data:`AUTO_KERNELS` in turn, one per
-#: suggestion (``"alternate"``)
-KERNELS = ("hed", "hamming", "hed*hamming", "hed+hamming", "auto", "alternate")
+#: suggestion (``"alternate"``), or chosen by their record of improvements (``"portfolio"``)
+KERNELS = ("hed", "hamming", "hed*hamming", "hed+hamming", "auto", "alternate", "portfolio")
 #: the kernels of :data:`KERNELS` built on a dictionary: their makers ``(space, dictionary)``
 _DICTIONARY_KERNELS = {"hed": make_hed_kernel, "hed*hamming": make_hed_hamming_kernel,
                        "hed+hamming": make_hed_plus_hamming_kernel}
 #: the kernels that ``kernel="auto"`` chooses between, by leave-one-out predictive density,
-#: and that ``kernel="alternate"`` takes in turn
+#: that ``kernel="alternate"`` takes in turn and that ``kernel="portfolio"`` chooses from
 AUTO_KERNELS = ("hamming", "hed*hamming")
 
 
@@ -734,7 +741,10 @@ class BODi(GPOptimizer):
             ``"hed*hamming"`` and ``"hamming"`` in turn, one per suggestion (by the number of
             trials so far, so a resumed study continues the same turn): a portfolio of the
             product model, which learns structure from far points, and the exact-distance
-            model, whose expected improvement steps close to the incumbent.
+            model, whose expected improvement steps close to the incumbent; or
+            ``"portfolio"``: one of the two per suggestion, by Thompson sampling of each one's
+            record of improving the best value with its own suggestions
+            (:func:`bodi.models.portfolio.portfolio_arms`).
         noise_prior: the GP likelihood's noise prior: ``"lognormal"`` (default, BoTorch's
             LogNormal(-4, 1)) or ``"gamma"`` (Gamma(1.1, 0.05), BoTorch's earlier default
             and Bounce's, which lets the GP explain more of the data as noise).
@@ -841,12 +851,16 @@ class BODi(GPOptimizer):
         return self.make_model_with_kernel(self.kernel_for_next_suggestion(), train_X, train_Y)
 
     def kernel_for_next_suggestion(self) -> str:
-        """The kernel the next suggestion's model uses: ``self.kernel``, or with
-        ``kernel="alternate"`` one of :data:`AUTO_KERNELS` by turn (``"hed*hamming"`` when
-        the number of trials so far is even)."""
-        if self.kernel != "alternate":
-            return self.kernel
-        return AUTO_KERNELS[(len(self.trials) + 1) % len(AUTO_KERNELS)]
+        """The kernel the next suggestion's model uses: ``self.kernel``, or one of
+        :data:`AUTO_KERNELS`: with ``kernel="alternate"`` by turn (``"hed*hamming"`` when the
+        number of trials so far is even), with ``kernel="portfolio"`` by Thompson sampling of
+        their records."""
+        if self.kernel == "alternate":
+            return AUTO_KERNELS[(len(self.trials) + 1) % len(AUTO_KERNELS)]
+        if self.kernel == "portfolio":
+            arms = portfolio_arms(self.progress(), self.n_init, len(AUTO_KERNELS), self.seed)
+            return AUTO_KERNELS[arms[-1]]
+        return self.kernel
 
     def auto_kernel_fits(self, train_X: Tensor, train_Y: Tensor) -> list[tuple[str, Model, float]]:
         """``(kernel, fitted GP, leave-one-out log density)`` for each of :data:`AUTO_KERNELS`,
@@ -858,8 +872,8 @@ class BODi(GPOptimizer):
         return fits
 
     def make_model_with_kernel(self, kernel: str, train_X: Tensor, train_Y: Tensor) -> Model:
-        """The GP with the discrete model ``kernel`` (one of :data:`KERNELS` but ``"auto"`` and
-        ``"alternate"``), fitted."""
+        """The GP with the discrete model ``kernel`` (one of :data:`KERNELS` but ``"auto"``,
+        ``"alternate"`` and ``"portfolio"``), fitted."""
         if kernel == "hamming":  # no dictionary
             covar = make_hamming_kernel(self.space)
         else:

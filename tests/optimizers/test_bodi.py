@@ -357,6 +357,29 @@ def test_the_alternate_kernel_takes_the_two_models_in_turn_and_resumes_on_the_sa
     assert resumed.kernel_for_next_suggestion() == "hamming"  # 11 trials: the odd turn
 
 
+def test_the_portfolio_kernel_is_the_arm_its_record_chooses_and_resumes_the_same(tmp_path):
+    from bodi.models.portfolio import portfolio_arms
+    from bodi.optimizers.bo import AUTO_KERNELS
+
+    problem = planted_mixed(seed=2)
+    path = tmp_path / "study.db"
+    opt = bodi.BODi(problem.space, seed=4, n_init=6, kernel="portfolio", num_restarts=4,
+                    raw_samples=128, dictionary_size=16, storage=path)
+    for _ in range(12):
+        x = opt.ask()
+        opt.tell(x, float(problem(x)))
+    arms = portfolio_arms(opt.progress(), 6, len(AUTO_KERNELS), seed=4)
+    assert len(arms) == 12 - 6 + 1
+    assert opt.kernel_for_next_suggestion() == AUTO_KERNELS[arms[-1]]
+    X, Y = opt.X_completed, opt.Y_completed
+    model = opt.make_model(X, Y)
+    expected = opt.make_model_with_kernel(AUTO_KERNELS[arms[-1]], X, Y)
+    assert torch.allclose(model.posterior(X).mean, expected.posterior(X).mean)
+    resumed = bodi.load_study(path)
+    assert resumed.settings()["kernel"] == "portfolio"
+    assert resumed.kernel_for_next_suggestion() == opt.kernel_for_next_suggestion()
+
+
 def test_defaults_are_the_incumbent_relative_dictionary_and_a_trust_region():
     space = SearchSpace([Binary(f"b{i}") for i in range(6)])
     opt = bodi.BODi(space)
