@@ -60,6 +60,13 @@ class TrustRegionSettings:
     schedule: str = "tolerance"
     #: the geometric schedule's steps from ``init_radius`` to ``min_radius`` with no success
     horizon: int = 100
+    #: ``None``: the box shrinks with the radius. An integer gives the box its own rule (the
+    #: ``"tolerance"`` schedule only): it shrinks by ``multiplier`` after this many consecutive
+    #: failures, never below ``min_length``, and grows with the radius; the radius alone
+    #: then decides restarts. A box of continuous parameters then narrows around the
+    #: incumbent while the radius stays wide (TuRBO's tolerance is about the number of
+    #: continuous parameters).
+    box_failure_tolerance: int | None = None
 
     def __post_init__(self) -> None:
         if self.schedule not in TRUST_REGION_SCHEDULES:
@@ -75,6 +82,13 @@ class TrustRegionSettings:
             raise ValueError("trust region lengths must satisfy 0 < min <= init <= max")
         if self.success_tolerance < 1 or self.failure_tolerance < 1:
             raise ValueError("trust region tolerances must be >= 1")
+        if self.box_failure_tolerance is not None:
+            if isinstance(self.box_failure_tolerance, bool) or not isinstance(
+                    self.box_failure_tolerance, int) or self.box_failure_tolerance < 1:
+                raise ValueError(f"the box failure tolerance must be a positive integer or "
+                                 f"None, got {self.box_failure_tolerance!r}")
+            if self.schedule != "tolerance":
+                raise ValueError("box_failure_tolerance needs the 'tolerance' schedule")
         if self.multiplier <= 1:
             raise ValueError("the trust region multiplier must be > 1")
 
@@ -94,6 +108,7 @@ class TrustRegionState:
     best: float | None = None
     start: int | None = 0
     restarts: int = 0
+    box_failures: int = 0
 
 
 def trust_region_state(
@@ -128,17 +143,23 @@ def trust_region_state(
                 state = TrustRegionState(init_radius, settings.init_length, start=None,
                                          restarts=state.restarts + 1)
             continue
+        own_box = settings.box_failure_tolerance is not None
         if improved:
-            state.successes, state.failures = state.successes + 1, 0
+            state.successes, state.failures, state.box_failures = state.successes + 1, 0, 0
         else:
             state.successes, state.failures = 0, state.failures + 1
+            state.box_failures += 1
+        if own_box and state.box_failures == settings.box_failure_tolerance:
+            state.length = max(state.length / settings.multiplier, settings.min_length)
+            state.box_failures = 0
         if state.successes == settings.success_tolerance:
             state.radius = min(int(state.radius * settings.multiplier), max_radius)
             state.length = min(state.length * settings.multiplier, settings.max_length)
             state.successes = 0
         elif state.failures == settings.failure_tolerance:
             state.radius = int(state.radius / settings.multiplier)
-            state.length = state.length / settings.multiplier
+            if not own_box:
+                state.length = state.length / settings.multiplier
             state.failures = 0
             if state.radius < settings.min_radius or state.length < settings.min_length:
                 state = TrustRegionState(init_radius, settings.init_length, start=None,

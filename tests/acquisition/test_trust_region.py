@@ -99,6 +99,31 @@ def test_geometric_schedule_reaches_the_minimum_radius_after_horizon_failures():
     assert grown.length > halfway.length > shrunk.length
 
 
+def test_a_box_with_its_own_tolerance_narrows_alone_and_never_restarts_the_region():
+    settings = TrustRegionSettings(init_radius=4, max_radius=8, success_tolerance=2,
+                                   failure_tolerance=6, box_failure_tolerance=2,
+                                   min_length=0.1)
+    start = [0.0, 1.0]
+    state = trust_region_state(start + [0.0] * 5, 2, settings, n_discrete=10)
+    assert state.radius == 4 and state.length == pytest.approx(0.8 / 1.5**2)
+    # at the radius's tolerance the radius shrinks, the box only by its own rule
+    state = trust_region_state(start + [0.0] * 6, 2, settings, n_discrete=10)
+    assert state.radius == 2 and state.length == pytest.approx(0.8 / 1.5**3)
+    # floored at min_length: 12 failures would take the shared rule's box below it
+    state = trust_region_state(start + [0.0] * 16, 2, settings, n_discrete=10)
+    assert state.start == 0 and state.radius == 1 and state.length == 0.1
+    # an improvement resets the box's count; successes grow box and radius together
+    state = trust_region_state([*start, 0.0, 2.0, 0.0, 3.0, 4.0], 2, settings, n_discrete=10)
+    assert state.radius == 6 and state.length == pytest.approx(0.8 * 1.5)
+    # the radius alone restarts the region
+    state = trust_region_state(start + [0.0] * 18, 2, settings, n_discrete=10)
+    assert state.start is None and state.restarts == 1 and state.length == 0.8
+    # without the option the box follows the radius (CASMOPOLITAN's rule)
+    shared = TrustRegionSettings(init_radius=4, max_radius=8, failure_tolerance=6)
+    state = trust_region_state(start + [0.0] * 6, 2, shared, n_discrete=10)
+    assert state.radius == 2 and state.length == pytest.approx(0.8 / 1.5)
+
+
 def test_region_is_centred_at_the_best_point_of_the_current_run():
     settings = TrustRegionSettings()
     X = SPACE.sample(5, generator=torch.Generator().manual_seed(1))
@@ -111,7 +136,10 @@ def test_region_is_centred_at_the_best_point_of_the_current_run():
 
 @pytest.mark.parametrize("kwargs", [{"init_radius": 0}, {"multiplier": 1.0},
                                     {"failure_tolerance": 0}, {"min_length": 2.0},
-                                    {"schedule": "linear"}, {"horizon": 0}])
+                                    {"schedule": "linear"}, {"horizon": 0},
+                                    {"box_failure_tolerance": 0},
+                                    {"box_failure_tolerance": True},
+                                    {"box_failure_tolerance": 3, "schedule": "geometric"}])
 def test_invalid_settings_are_refused(kwargs):
     with pytest.raises(ValueError):
         TrustRegionSettings(**kwargs)
