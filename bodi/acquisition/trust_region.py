@@ -62,10 +62,11 @@ class TrustRegionSettings:
     horizon: int = 100
     #: ``None``: the box shrinks with the radius. An integer gives the box its own rule (the
     #: ``"tolerance"`` schedule only): it shrinks by ``multiplier`` after this many consecutive
-    #: failures, never below ``min_length``, and grows with the radius; the radius alone
-    #: then decides restarts. A box of continuous parameters then narrows around the
-    #: incumbent while the radius stays wide (TuRBO's tolerance is about the number of
-    #: continuous parameters).
+    #: failures, never below ``min_length``, grows with the radius and widens again to
+    #: ``init_length`` when an improvement changes the incumbent's binary/categorical values;
+    #: the radius alone then decides restarts. A box of continuous parameters then narrows
+    #: around the incumbent while the radius stays wide (TuRBO's tolerance is about the
+    #: number of continuous parameters).
     box_failure_tolerance: int | None = None
 
     def __post_init__(self) -> None:
@@ -112,11 +113,16 @@ class TrustRegionState:
 
 
 def trust_region_state(
-    values: Sequence[float], n_init: int, settings: TrustRegionSettings, n_discrete: int
+    values: Sequence[float], n_init: int, settings: TrustRegionSettings, n_discrete: int,
+    discrete_moved: Sequence[bool] | None = None,
 ) -> TrustRegionState:
     """Replay the size rule over ``values`` (completed values in order, larger is better).
 
     The first ``n_init`` values form the first region's data; every later value is one step.
+    ``discrete_moved[i]``: whether point ``i``'s binary/categorical values differ from those
+    of the best point before it; with ``box_failure_tolerance``, an improvement that moves
+    them resets the box to ``init_length`` (the continuous landscape around a new discrete
+    incumbent is a new one). ``None``: no step moves them.
     """
     cap = max(1, n_discrete)
     init_radius = min(settings.init_radius, cap)
@@ -149,6 +155,8 @@ def trust_region_state(
         else:
             state.successes, state.failures = 0, state.failures + 1
             state.box_failures += 1
+        if own_box and improved and discrete_moved is not None and discrete_moved[index]:
+            state.length = max(state.length, settings.init_length)
         if own_box and state.box_failures == settings.box_failure_tolerance:
             state.length = max(state.length / settings.multiplier, settings.min_length)
             state.box_failures = 0
@@ -267,6 +275,19 @@ class TrustRegion:
             u = torch.rand(n, len(self._ordinal), generator=generator, dtype=DTYPE)
             X[:, self._ordinal] = low + u * (high - low)
         return self.space.round(X)
+
+
+def discrete_moves(X_discrete: Tensor, progress: Sequence[float]) -> list[bool]:
+    """For each of ``n`` points (``X_discrete``: their ``n x d`` binary/categorical values, in
+    the order of ``progress``, larger is better), whether its values differ from those of the
+    best point before it (``False`` for the first)."""
+    moved, best = [False] * len(progress), None
+    for index, value in enumerate(progress):
+        if best is not None:
+            moved[index] = bool((X_discrete[index] != X_discrete[best]).any())
+        if best is None or value > progress[best]:
+            best = index
+    return moved
 
 
 def region_from_state(

@@ -27,6 +27,7 @@ from bodi.acquisition.thompson import thompson_sample
 from bodi.acquisition.trust_region import (
     TrustRegion,
     TrustRegionSettings,
+    discrete_moves,
     region_from_state,
     trust_region_state,
 )
@@ -320,8 +321,11 @@ class GPOptimizer(ModelBasedOptimizer):
         settings = self.trust_region_settings
         if settings is None:
             return None
-        state = trust_region_state(self.progress(), self.n_init, settings,
-                                   len(self.space.discrete_dims))
+        progress = self.progress()
+        moved = (discrete_moves(self.X_completed[:, self.space.discrete_dims], progress)
+                 if settings.box_failure_tolerance is not None else None)
+        state = trust_region_state(progress, self.n_init, settings,
+                                   len(self.space.discrete_dims), moved)
         return region_from_state(self.space, state, self.X_completed,
                                  self.utility().unsqueeze(-1))
 

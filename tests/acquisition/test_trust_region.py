@@ -8,6 +8,7 @@ from bodi.acquisition import optimize_acquisition
 from bodi.acquisition.trust_region import (
     TrustRegion,
     TrustRegionSettings,
+    discrete_moves,
     region_from_state,
     trust_region_state,
 )
@@ -118,10 +119,21 @@ def test_a_box_with_its_own_tolerance_narrows_alone_and_never_restarts_the_regio
     # the radius alone restarts the region
     state = trust_region_state(start + [0.0] * 18, 2, settings, n_discrete=10)
     assert state.start is None and state.restarts == 1 and state.length == 0.8
+    # an improvement that changes the discrete values widens the box again; one that keeps
+    # them does not
+    values = [*start, 0.0, 0.0, 0.0, 0.0, 2.0]
+    moved = trust_region_state(values, 2, settings, 10, [False] * 6 + [True])
+    kept = trust_region_state(values, 2, settings, 10, [False] * 7)
+    assert moved.length == 0.8 and kept.length == pytest.approx(0.8 / 1.5**2)
     # without the option the box follows the radius (CASMOPOLITAN's rule)
     shared = TrustRegionSettings(init_radius=4, max_radius=8, failure_tolerance=6)
     state = trust_region_state(start + [0.0] * 6, 2, shared, n_discrete=10)
     assert state.radius == 2 and state.length == pytest.approx(0.8 / 1.5)
+
+
+def test_discrete_moves_compare_each_point_with_the_best_before_it():
+    X = torch.tensor([[0, 0], [1, 0], [1, 0], [0, 1], [1, 0]])
+    assert discrete_moves(X, [0.0, 1.0, 2.0, 0.5, 3.0]) == [False, True, False, True, False]
 
 
 def test_region_is_centred_at_the_best_point_of_the_current_run():
