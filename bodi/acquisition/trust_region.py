@@ -62,9 +62,11 @@ class TrustRegionSettings:
     horizon: int = 100
     #: ``None``: the box shrinks with the radius. An integer gives the box its own rule (the
     #: ``"tolerance"`` schedule only): it shrinks by ``multiplier`` after this many consecutive
-    #: failures, never below ``min_length``, grows with the radius and widens again to
-    #: ``init_length`` when an improvement changes the incumbent's binary/categorical values;
-    #: the radius alone then decides restarts. A box of continuous parameters then narrows
+    #: failures, grows with the radius, and widens again to ``init_length`` when it would
+    #: fall below ``min_length`` (a restart of the box alone, so that a narrow box does not
+    #: hold the search in a local optimum of the continuous parameters) or when an
+    #: improvement changes the incumbent's binary/categorical values; the radius alone then
+    #: decides the region's restarts. A box of continuous parameters then narrows
     #: around the incumbent while the radius stays wide (TuRBO's tolerance is about the
     #: number of continuous parameters).
     box_failure_tolerance: int | None = None
@@ -158,7 +160,9 @@ def trust_region_state(
         if own_box and improved and discrete_moved is not None and discrete_moved[index]:
             state.length = max(state.length, settings.init_length)
         if own_box and state.box_failures == settings.box_failure_tolerance:
-            state.length = max(state.length / settings.multiplier, settings.min_length)
+            state.length = state.length / settings.multiplier
+            if state.length < settings.min_length:  # the box restarts, the region does not
+                state.length = settings.init_length
             state.box_failures = 0
         if state.successes == settings.success_tolerance:
             state.radius = min(int(state.radius * settings.multiplier), max_radius)

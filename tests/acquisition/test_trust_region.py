@@ -100,7 +100,7 @@ def test_geometric_schedule_reaches_the_minimum_radius_after_horizon_failures():
     assert grown.length > halfway.length > shrunk.length
 
 
-def test_a_box_with_its_own_tolerance_narrows_alone_and_never_restarts_the_region():
+def test_a_box_with_its_own_tolerance_narrows_and_restarts_alone():
     settings = TrustRegionSettings(init_radius=4, max_radius=8, success_tolerance=2,
                                    failure_tolerance=6, box_failure_tolerance=2,
                                    min_length=0.1)
@@ -110,9 +110,11 @@ def test_a_box_with_its_own_tolerance_narrows_alone_and_never_restarts_the_regio
     # at the radius's tolerance the radius shrinks, the box only by its own rule
     state = trust_region_state(start + [0.0] * 6, 2, settings, n_discrete=10)
     assert state.radius == 2 and state.length == pytest.approx(0.8 / 1.5**3)
-    # floored at min_length: 12 failures would take the shared rule's box below it
-    state = trust_region_state(start + [0.0] * 16, 2, settings, n_discrete=10)
-    assert state.start == 0 and state.radius == 1 and state.length == 0.1
+    # below min_length the box restarts at init_length; the region does not
+    state = trust_region_state(start + [0.0] * 10, 2, settings, n_discrete=10)
+    assert state.length == pytest.approx(0.8 / 1.5**5)
+    state = trust_region_state(start + [0.0] * 12, 2, settings, n_discrete=10)
+    assert state.start == 0 and state.radius == 1 and state.length == 0.8
     # an improvement resets the box's count; successes grow box and radius together
     state = trust_region_state([*start, 0.0, 2.0, 0.0, 3.0, 4.0], 2, settings, n_discrete=10)
     assert state.radius == 6 and state.length == pytest.approx(0.8 * 1.5)
