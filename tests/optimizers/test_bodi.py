@@ -380,6 +380,52 @@ def test_the_portfolio_kernel_is_the_arm_its_record_chooses_and_resumes_the_same
     assert resumed.kernel_for_next_suggestion() == opt.kernel_for_next_suggestion()
 
 
+def test_the_box_rule_changes_nothing_without_continuous_or_integer_parameters():
+    space = SearchSpace([Binary(f"b{i}") for i in range(8)])
+
+    def f(x):
+        return float(sum(x[f"b{i}"] * (i % 3 - 1) for i in range(8)))
+
+    runs = []
+    for box in ({}, {"box_failure_tolerance": 1}):
+        # a region that shrinks, restarts and regrows within the run
+        opt = bodi.BODi(space, seed=3, n_init=4, num_restarts=2, raw_samples=64,
+                        dictionary_size=8, trust_region={"init_radius": 4, "max_radius": 6,
+                                                         "failure_tolerance": 2, **box})
+        xs = []
+        for _ in range(16):
+            x = opt.ask()
+            opt.tell(x, f(x))
+            xs.append(x)
+        runs.append(xs)
+    assert runs[0] == runs[1]
+
+
+def test_with_the_box_rule_the_region_of_a_mixed_space_is_the_replayed_state():
+    from bodi.acquisition.trust_region import (
+        TrustRegionSettings,
+        discrete_moves,
+        trust_region_state,
+    )
+
+    problem = planted_mixed(seed=2)
+    opt = bodi.BODi(problem.space, seed=1, n_init=5, num_restarts=2, raw_samples=64,
+                    dictionary_size=8, trust_region={"box_failure_tolerance": 1})
+    for _ in range(14):
+        x = opt.ask()
+        opt.tell(x, float(problem(x)))
+    progress = opt.progress()
+    moved = discrete_moves(opt.X_completed[:, problem.space.discrete_dims], progress)
+    settings = TrustRegionSettings(box_failure_tolerance=1)
+    state = trust_region_state(progress, 5, settings, len(problem.space.discrete_dims),
+                               moved)
+    assert opt.trust_region().length == pytest.approx(state.length)
+    n_discrete = len(problem.space.discrete_dims)
+    # the box narrowed at some point of the run (CASMOPOLITAN's would not have: 40 failures)
+    assert any(trust_region_state(progress[:k], 5, settings, n_discrete, moved[:k]).length
+               < settings.init_length for k in range(6, len(progress) + 1))
+
+
 def test_defaults_are_the_incumbent_relative_dictionary_and_a_trust_region():
     space = SearchSpace([Binary(f"b{i}") for i in range(6)])
     opt = bodi.BODi(space)
