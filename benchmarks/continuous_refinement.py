@@ -15,25 +15,24 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import json
-import sqlite3
-from pathlib import Path
 
 import numpy as np
 
+from bodi.directions import sign
+from bodi.experiments.results import Evaluation, ResultsStore
 from bodi.optimizers.registry import split_methods
 from bodi.problems import get_problem
 
 
-def runs(dirs: list[str], problem: str, method: str) -> dict[int, list[tuple]]:
-    """``seed -> [(number, params, value), ...]`` of the method's runs in the databases."""
-    found: dict[int, list[tuple]] = {}
+def runs(dirs: list[str], problem: str, method: str) -> list[list[Evaluation]]:
+    """The method's runs of ``problem`` in the results directories, each its evaluations in
+    order."""
+    found = []
     for directory in dirs:
-        db = sqlite3.connect(Path(directory) / "results.db")
-        for seed, number, params, value in db.execute(
-                "SELECT seed, number, params, value FROM evaluations WHERE problem = ? AND "
-                "method = ? AND state = 'complete' ORDER BY number", (problem, method)):
-            found.setdefault(seed, []).append((number, json.loads(params), value))
+        store = ResultsStore(directory, read_only=True)
+        found += [store.history(problem, method, task["seed"]) for task in store.tasks()
+                  if (task["problem"], task["method"]) == (problem, method)]
+        store.close()
     return found
 
 
@@ -50,29 +49,31 @@ def main() -> None:
     space = problem.space
     discrete = [space.parameters[i].name for i in space.discrete_dims]
     ordinal = [space.parameters[i] for i in space.ordinal_dims]
-    sign = 1.0 if problem.direction == "maximize" else -1.0
+    orientation = sign(problem.direction)
     for method in split_methods(args.methods):
         hits, shares, gains, errors, finals = [], [], [], [], []
-        for history in runs(args.dirs, args.problem, method).values():
-            if len(history) < 200:
+        for history in runs(args.dirs, args.problem, method):
+            complete = [e for e in history if e.value is not None]
+            if len(complete) < 200:
                 continue
             hit, moved, later, improved, best = None, 0, 0, 0, None
-            for number, params, value in history:
-                right = all(params[name] == optimum[name] for name in discrete)
+            for number, evaluation in enumerate(complete):
+                right = all(evaluation.params[name] == optimum[name] for name in discrete)
                 if hit is not None:
                     later += 1
                     moved += not right
-                    improved += sign * value > sign * best
+                    improved += orientation * evaluation.value > orientation * best
                 if hit is None and right:
                     hit = number + 1
-                best = value if best is None or sign * value > sign * best else best
-            _, params, value = max(history, key=lambda row: sign * row[2])
+                if best is None or orientation * evaluation.value > orientation * best:
+                    best = evaluation.value
+            params = max(complete, key=lambda e: orientation * e.value).params
             errors.append(max((abs(params[p.name] - optimum[p.name]) / (p.high - p.low)
                                for p in ordinal), default=0.0))
-            hits.append(hit or len(history) + 1)
+            hits.append(hit or len(complete) + 1)
             shares.append(moved / max(later, 1))
             gains.append(improved)
-            finals.append(value)
+            finals.append(best)
         if not hits:
             print(f"{method}: no run of 200 evaluations")
             continue

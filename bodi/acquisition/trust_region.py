@@ -129,6 +129,7 @@ def trust_region_state(
     cap = max(1, n_discrete)
     init_radius = min(settings.init_radius, cap)
     max_radius = min(settings.max_radius, cap)
+    own_box = settings.box_failure_tolerance is not None
     state = TrustRegionState(init_radius, settings.init_length)
     for index, value in enumerate(values):
         if state.start is None:  # the first point of a region after a restart
@@ -151,19 +152,13 @@ def trust_region_state(
                 state = TrustRegionState(init_radius, settings.init_length, start=None,
                                          restarts=state.restarts + 1)
             continue
-        own_box = settings.box_failure_tolerance is not None
         if improved:
-            state.successes, state.failures, state.box_failures = state.successes + 1, 0, 0
+            state.successes, state.failures = state.successes + 1, 0
         else:
             state.successes, state.failures = 0, state.failures + 1
-            state.box_failures += 1
-        if own_box and improved and discrete_moved is not None and discrete_moved[index]:
-            state.length = max(state.length, settings.init_length)
-        if own_box and state.box_failures == settings.box_failure_tolerance:
-            state.length = state.length / settings.multiplier
-            if state.length < settings.min_length:  # the box restarts, the region does not
-                state.length = settings.init_length
-            state.box_failures = 0
+        if own_box:
+            _step_own_box(state, settings, improved,
+                          discrete_moved is not None and discrete_moved[index])
         if state.successes == settings.success_tolerance:
             state.radius = min(int(state.radius * settings.multiplier), max_radius)
             state.length = min(state.length * settings.multiplier, settings.max_length)
@@ -281,17 +276,38 @@ class TrustRegion:
         return self.space.round(X)
 
 
+def _step_own_box(state: TrustRegionState, settings: TrustRegionSettings, improved: bool,
+                  discrete_moved: bool) -> None:
+    """One step of the box's own rule (``box_failure_tolerance``, see
+    :class:`TrustRegionSettings`), before the shared rule grows box and radius on success."""
+    if improved:
+        state.box_failures = 0
+        if discrete_moved:  # a new discrete incumbent: a new continuous landscape
+            state.length = max(state.length, settings.init_length)
+        return
+    state.box_failures += 1
+    if state.box_failures == settings.box_failure_tolerance:
+        state.length = state.length / settings.multiplier
+        if state.length < settings.min_length:  # the box restarts, the region does not
+            state.length = settings.init_length
+        state.box_failures = 0
+
+
 def discrete_moves(X_discrete: Tensor, progress: Sequence[float]) -> list[bool]:
     """For each of ``n`` points (``X_discrete``: their ``n x d`` binary/categorical values, in
     the order of ``progress``, larger is better), whether its values differ from those of the
-    best point before it (``False`` for the first)."""
-    moved, best = [False] * len(progress), None
-    for index, value in enumerate(progress):
-        if best is not None:
-            moved[index] = bool((X_discrete[index] != X_discrete[best]).any())
-        if best is None or value > progress[best]:
-            best = index
-    return moved
+    best point before it (the first to reach the best value so far; ``False`` for the first
+    point). One vectorised pass: it runs at every suggestion."""
+    n = len(progress)
+    if n < 2:
+        return [False] * n
+    values = torch.as_tensor(progress, dtype=torch.float64)
+    before = torch.cat([values.new_full((1,), -math.inf), values.cummax(0).values[:-1]])
+    index = torch.arange(n)
+    # the index of the best point so far: the latest strict improvement
+    best = torch.where(values > before, index, 0).cummax(0).values
+    moved = (X_discrete[1:] != X_discrete[best[:-1]]).any(-1)
+    return [False, *moved.tolist()]
 
 
 def region_from_state(
