@@ -1,18 +1,28 @@
-"""Bring the stored benchmark runs to bodi 0.2, whose BODi defaults to ``kernel="hed*hamming"``.
+"""Bring the stored benchmark runs to bodi's current defaults, one step per default changed.
 
 Usage:
     python benchmarks/adopt_new_default.py       # idempotent: a second run changes nothing
 
 1. Every results database under ``data/`` is opened for writing once, which relabels the runs
-   stored under bodi 0.1's defaults (``bodi`` -> ``bodi[kernel=hed]``, see
-   :func:`bodi.experiments.results.spec_under_current_defaults`).
-2. The finished runs of the candidate that became the default, ``bodi[kernel=hed*hamming]`` in
-   ``data/ablation`` (docs/results.md §5), are copied as ``bodi`` beside the other methods of
-   the same protocol: the nine problems into ``data/yardstick``, ``maxsat-frb1002-shifted``
-   into ``data/scale``. They stay in ``data/ablation`` under their own name.
+   stored under older defaults (:mod:`bodi.experiments.results`): bodi 0.1's ``bodi`` ->
+   ``bodi[kernel=hed]``; bodi 0.2's ``bodi...`` specs on problems with continuous or integer
+   parameters -> ``bodi[...,trust_region.box_failure_tolerance=null]``.
+2. The finished runs of each candidate that became the default are copied as the default
+   beside the other methods of the same protocol (they stay where they were, under their own
+   name):
+
+   - bodi 0.2, ``bodi[kernel=hed*hamming]`` in ``data/ablation`` (docs/results.md §5): the
+     nine problems into ``data/yardstick``, ``maxsat-frb1002-shifted`` into ``data/scale``;
+   - bodi 0.3, ``bodi[trust_region.box_failure_tolerance=4]`` in ``data/ablation2`` (the
+     twentieth session's B) on the yardstick's problems with continuous parameters: into
+     ``data/yardstick`` as ``bodi`` and into ``data/rerun`` as ``bodi[design_noise=false]``
+     (the label of today's default there). Under bodi 0.3 these specs run the same code
+     as B, so the copies are what rerunning them would store on this machine.
 3. The studies of ``benchmarks/multi_objective.py`` (``data/multi_objective/studies.db``,
    named ``problem/method/seedK``) are renamed the same way (``svm53-cost/bodi/seed0`` ->
-   ``svm53-cost/bodi[kernel=hed]/seed0``); their stored settings already say what ran.
+   ``svm53-cost/bodi[kernel=hed]/seed0`` for bodi 0.1's, ->
+   ``svm53-cost/bodi[trust_region.box_failure_tolerance=null]/seed0`` for bodi 0.2's);
+   their stored settings already say what ran.
 """
 
 from __future__ import annotations
@@ -22,17 +32,33 @@ import sqlite3
 from pathlib import Path
 
 from bodi.experiments.multi_objective_runner import STUDIES
-from bodi.experiments.results import DB_NAME, ResultsStore, spec_under_current_defaults
+from bodi.experiments.results import (
+    DB_NAME,
+    ResultsStore,
+    spec_under_current_defaults,
+    spec_without_own_box,
+)
+from bodi.space import SearchSpace
 
 ROOT = Path(__file__).resolve().parents[1]
-NEW_DEFAULT = "bodi[kernel=hed*hamming]"
-#: where the new default's runs go, and the SQL condition on their problem
-DESTINATIONS = {"yardstick": "!= 'maxsat-frb1002-shifted'", "scale": "= 'maxsat-frb1002-shifted'"}
+#: the yardstick's problems with continuous parameters, and its seeds
+MIXED = "IN ('ackley53-shifted', 'ackley103-shifted', 'svm53-shifted') AND t.seed < 10"
+#: (source database, the candidate that became the default, destination database, its label
+#: there, the SQL condition on the problems copied)
+ADOPTIONS = (
+    ("ablation", "bodi[kernel=hed*hamming]", "yardstick", "bodi", "!= 'maxsat-frb1002-shifted'"),
+    ("ablation", "bodi[kernel=hed*hamming]", "scale", "bodi", "= 'maxsat-frb1002-shifted'"),
+    ("ablation2", "bodi[trust_region.box_failure_tolerance=4]", "yardstick", "bodi",
+     MIXED),
+    ("ablation2", "bodi[trust_region.box_failure_tolerance=4]", "rerun",
+     "bodi[design_noise=false]", MIXED),
+)
 
 
-def copy_as_default(destination: Path, source: Path, problem_condition: str) -> int:
-    """Copy the finished ``NEW_DEFAULT`` runs of ``source`` whose problem meets
-    ``problem_condition`` into ``destination`` as ``bodi``, but for those already there; the
+def copy_as_default(destination: Path, source: Path, candidate: str, label: str,
+                    problem_condition: str) -> int:
+    """Copy the finished ``candidate`` runs of ``source`` whose problem meets
+    ``problem_condition`` into ``destination`` as ``label``, but for those already there; the
     number of runs copied."""
     db = sqlite3.connect(destination)
     db.execute("ATTACH DATABASE ? AS source", (f"{source.resolve().as_uri()}?mode=ro",))
@@ -41,31 +67,46 @@ def copy_as_default(destination: Path, source: Path, problem_condition: str) -> 
         f"{problem_condition} AND t.budget = (SELECT COUNT(*) FROM source.evaluations e "
         "WHERE e.problem = t.problem AND e.method = t.method AND e.seed = t.seed) "
         "AND NOT EXISTS (SELECT 1 FROM main.tasks m WHERE m.problem = t.problem "
-        "AND m.method = 'bodi' AND m.seed = t.seed)", (NEW_DEFAULT,)).fetchall()
+        "AND m.method = ? AND m.seed = t.seed)", (candidate, label)).fetchall()
     with db:
         for table in ("tasks", "evaluations"):
             columns = [row[1] for row in db.execute(f"PRAGMA main.table_info({table})")]
-            chosen = ", ".join("'bodi'" if c == "method" else c for c in columns)
+            chosen = ", ".join("? AS method" if c == "method" else c for c in columns)
             db.executemany(f"INSERT INTO main.{table} ({', '.join(columns)}) SELECT {chosen} "
                            f"FROM source.{table} WHERE problem = ? AND seed = ? AND method = ?",
-                           [(problem, seed, NEW_DEFAULT) for problem, seed in keys])
+                           [(label, problem, seed, candidate) for problem, seed in keys])
     db.execute("DETACH DATABASE source")
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
     return len(keys)
 
 
+def _ran_without_own_box(settings: dict, space: str) -> bool:
+    """Whether a stored BODi study ran bodi 0.2's region on a space where bodi 0.3's differs."""
+    region, space = settings.get("trust_region"), SearchSpace.from_dict(json.loads(space))
+    return (bool(space.continuous_dims or space.integer_dims) and isinstance(region, dict)
+            and region.get("box_failure_tolerance") is None
+            and region.get("schedule", "tolerance") == "tolerance")
+
+
 def rename_studies(path: Path) -> int:
-    """Rename the ``problem/method/seedK`` studies that ran a ``bodi`` spec under bodi 0.1's
-    default kernel (their stored settings name no kernel, or ``hed``; see
-    :func:`spec_under_current_defaults`); the number renamed."""
+    """Rename the ``problem/method/seedK`` studies that ran a ``bodi`` spec under an older
+    default (bodi 0.1's kernel: their stored settings name no kernel, or ``hed``; bodi 0.2's
+    region on a mixed space); the number renamed."""
     db = sqlite3.connect(path)
     renamed = 0
     with db:
-        for name, settings in db.execute("SELECT name, settings FROM studies").fetchall():
+        for name, settings, space in db.execute(
+                "SELECT name, settings, space FROM studies").fetchall():
             problem, method, seed = name.split("/")
-            new = "/".join((problem, spec_under_current_defaults(method), seed))
-            if new != name and json.loads(settings).get("kernel", "hed") == "hed":
+            settings = json.loads(settings)
+            new_method = method
+            if settings.get("kernel", "hed") == "hed":
+                new_method = spec_under_current_defaults(new_method)
+            if _ran_without_own_box(settings, space):
+                new_method = spec_without_own_box(new_method)
+            new = "/".join((problem, new_method, seed))
+            if new != name:
                 db.execute("UPDATE studies SET name = ? WHERE name = ?", (new, name))
                 db.execute("UPDATE trials SET study = ? WHERE study = ?", (new, name))
                 renamed += 1
@@ -77,10 +118,10 @@ def rename_studies(path: Path) -> int:
 def main() -> None:
     for path in sorted((ROOT / "data").glob(f"*/{DB_NAME}")):
         ResultsStore(path.parent).close()  # relabels the runs of bodi 0.1's defaults
-    source = ROOT / "data" / "ablation" / DB_NAME
-    for name, condition in DESTINATIONS.items():
-        copied = copy_as_default(ROOT / "data" / name / DB_NAME, source, condition)
-        print(f"data/{name}: {copied} runs of {NEW_DEFAULT} copied as bodi")
+    for source, candidate, destination, label, condition in ADOPTIONS:
+        copied = copy_as_default(ROOT / "data" / destination / DB_NAME,
+                                 ROOT / "data" / source / DB_NAME, candidate, label, condition)
+        print(f"data/{destination}: {copied} runs of {candidate} copied as {label}")
     renamed = rename_studies(ROOT / "data" / "multi_objective" / STUDIES)
     print(f"data/multi_objective: {renamed} studies renamed")
 

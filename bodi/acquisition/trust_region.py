@@ -27,8 +27,9 @@ that leaves it there restarts it (Bounce's region terminates at length 1).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -94,6 +95,21 @@ class TrustRegionSettings:
                 raise ValueError("box_failure_tolerance needs the 'tolerance' schedule")
         if self.multiplier <= 1:
             raise ValueError("the trust region multiplier must be > 1")
+
+
+def complete_trust_region(fields: Mapping[str, Any],
+                          default: TrustRegionSettings) -> TrustRegionSettings:
+    """The settings with ``fields`` (a dict of :class:`TrustRegionSettings`' fields, e.g. from a
+    method spec or a stored study) set on top of an optimizer's ``default`` region; a schedule
+    other than ``"tolerance"`` drops the default's box rule unless ``fields`` set one, since
+    only that schedule has it. Unknown fields or bad values raise ``ValueError``."""
+    values = {**default.__dict__, **fields}
+    if values["schedule"] != "tolerance" and "box_failure_tolerance" not in fields:
+        values["box_failure_tolerance"] = None
+    try:
+        return TrustRegionSettings(**values)
+    except TypeError as err:
+        raise ValueError(f"trust_region: {err}") from err
 
 
 @dataclass

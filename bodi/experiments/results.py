@@ -20,10 +20,16 @@ Schema (``<out>/results.db``, WAL mode, one transaction per evaluation):
 
 A method spec means its options on top of bodi's defaults, so when a default changes, the runs
 stored before are relabelled with the old value the first time the database is opened for
-writing (``PRAGMA user_version`` counts the relabellings done): from bodi 0.2 on, whose BODi
-defaults to ``kernel="hed*hamming"``, a ``bodi`` run of an older database reads
-``bodi[kernel=hed]`` (:func:`spec_under_current_defaults`), and a resumed run never mixes the
-two models.
+writing (``PRAGMA user_version`` counts the relabellings done), and a resumed run never mixes
+two behaviours:
+
+1. from bodi 0.2 on, whose BODi defaults to ``kernel="hed*hamming"``, a ``bodi`` run of an
+   older database reads ``bodi[kernel=hed]`` (:func:`spec_under_current_defaults`);
+2. from bodi 0.3 on, whose BODi's trust region gives the box of continuous/integer parameters
+   its own rule (``box_failure_tolerance=4``), a ``bodi`` run of bodi 0.2 on a problem with
+   such parameters reads ``bodi[trust_region.box_failure_tolerance=null]``
+   (:func:`spec_without_own_box`); on all-discrete problems the rule changes nothing and the
+   labels stay.
 """
 
 from __future__ import annotations
@@ -56,7 +62,9 @@ CREATE TABLE IF NOT EXISTS evaluations (
 
 
 #: ``PRAGMA user_version`` of a database whose method specs mean what bodi's defaults mean now
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: the spec option that gives a BODi run bodi 0.2's trust region (the box shrinks with the radius)
+BOX_WITH_RADIUS = "trust_region.box_failure_tolerance=null"
 
 
 def spec_under_current_defaults(method: str) -> str:
@@ -70,21 +78,66 @@ def spec_under_current_defaults(method: str) -> str:
     return method
 
 
+def spec_without_own_box(method: str) -> str:
+    """The spec, under bodi 0.3's defaults, of a run stored as ``method`` by bodi 0.2 on a
+    problem with continuous or integer parameters: a ``bodi`` spec whose region took BODi's
+    default box rule gets :data:`BOX_WITH_RADIUS` (``"bodi"`` ->
+    ``"bodi[trust_region.box_failure_tolerance=null]"``); specs without a region, with
+    another schedule or with their own box rule, and other methods, are unchanged."""
+    from bodi.optimizers.registry import parse_method
+
+    try:
+        name, options = parse_method(method)
+    except ValueError:  # not a spec of this version's registry: nothing to relabel
+        return method
+    region = options.get("trust_region")
+    if name != "bodi" or region is False or (
+            region is None and options.get("acquisition_optimizer") == "botorch"):
+        return method
+    if isinstance(region, dict) and ("box_failure_tolerance" in region
+                                     or region.get("schedule", "tolerance") != "tolerance"):
+        return method
+    items = [item for item in method.removeprefix("bodi").strip("[]").split(",")
+             if item and item.replace(" ", "").lower() != "trust_region=true"]
+    return f"bodi[{','.join([*items, BOX_WITH_RADIUS])}]"
+
+
+def _has_ordinal_parameters(db: sqlite3.Connection, problem: str) -> bool:
+    """Whether a stored problem has continuous or integer parameters: from its space when the
+    registry knows the name, else from a stored point (a JSON float is a continuous value)."""
+    from bodi.problems.registry import get_problem
+
+    try:
+        space = get_problem(problem).space
+    except (ValueError, OSError):
+        row = db.execute("SELECT params FROM evaluations WHERE problem = ? LIMIT 1",
+                         (problem,)).fetchone()
+        return row is not None and any(
+            isinstance(value, float) for value in json.loads(row[0]).values())
+    return bool(space.continuous_dims or space.integer_dims)
+
+
 def _relabel_older_runs(db: sqlite3.Connection) -> None:
     """Relabel the runs of a database written before :data:`FORMAT_VERSION`, in one
     transaction that holds the write lock from the version check on (runners may open the
-    database at the same time)."""
+    database at the same time); each step of the module's list once, from the stored
+    version on."""
     if db.execute("PRAGMA user_version").fetchone()[0] >= FORMAT_VERSION:
         return
     db.execute("BEGIN IMMEDIATE")
     with db:  # commits, or rolls back on an error
-        if db.execute("PRAGMA user_version").fetchone()[0] >= FORMAT_VERSION:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version >= FORMAT_VERSION:
             return
-        for (method,) in db.execute("SELECT DISTINCT method FROM tasks").fetchall():
-            new = spec_under_current_defaults(method)
+        for problem, method in db.execute("SELECT DISTINCT problem, method FROM tasks").fetchall():
+            new = spec_under_current_defaults(method) if version < 1 else method
+            if version < 2 and spec_without_own_box(new) != new and _has_ordinal_parameters(
+                    db, problem):
+                new = spec_without_own_box(new)
             if new != method:
                 for table in ("tasks", "evaluations"):
-                    db.execute(f"UPDATE {table} SET method = ? WHERE method = ?", (new, method))
+                    db.execute(f"UPDATE {table} SET method = ? WHERE problem = ? AND method = ?",
+                               (new, problem, method))
         db.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
 
 

@@ -27,6 +27,7 @@ from bodi.acquisition.thompson import thompson_sample
 from bodi.acquisition.trust_region import (
     TrustRegion,
     TrustRegionSettings,
+    complete_trust_region,
     discrete_moves,
     region_from_state,
     trust_region_state,
@@ -102,9 +103,11 @@ class GPOptimizer(ModelBasedOptimizer):
             ``"local"`` or ``"botorch"``.
         acquisition_options: extra options for the acquisition optimizer.
         ucb_beta: ``beta`` of UCB.
-        trust_region: ``False`` (search the whole space), ``True`` (CASMOPOLITAN's trust
-            region with its default sizes), a :class:`TrustRegionSettings` or a dict of its
-            fields.
+        trust_region: ``False`` (search the whole space), ``True`` (the class's
+            :attr:`default_trust_region`: CASMOPOLITAN's trust region with its default sizes,
+            BODi's with its own rule for the box), a :class:`TrustRegionSettings` or a dict
+            of its fields, set on top of :attr:`default_trust_region`
+            (:func:`bodi.acquisition.trust_region.complete_trust_region`).
         device: where the model and the acquisition values are computed (``"cpu"``, the
             default, or ``"cuda"``/``"cuda:1"``). Not stored with the study: a study run on a
             GPU resumes on the CPU (:mod:`bodi.device`).
@@ -211,7 +214,8 @@ class GPOptimizer(ModelBasedOptimizer):
             acquisition_optimizer=acquisition_optimizer, acquisition_options=acquisition_options,
             ucb_beta=ucb_beta, trust_region=trust_region, max_model_points=max_model_points,
             device=device, dtype=dtype, coarse_steps=coarse_steps, local_model=local_model,
-            design_in_model=design_in_model, outcome_warping=outcome_warping), space)
+            design_in_model=design_in_model, outcome_warping=outcome_warping), space,
+            self.default_trust_region)
         if outcome_warping != "none" and len(directions) > 1:
             raise ValueError("outcome_warping is for one objective: a warping of each objective "
                              "would change the hypervolume the search maximizes")
@@ -227,9 +231,7 @@ class GPOptimizer(ModelBasedOptimizer):
         self.local_model = local_model
         self.design_in_model = design_in_model
         self.outcome_warping = outcome_warping
-        self.trust_region_settings = (
-            TrustRegionSettings() if trust_region is True else trust_region or None
-        )
+        self.trust_region_settings: TrustRegionSettings | None = trust_region or None
         self.model: Model | None = None
         self.region: TrustRegion | None = None
         super().__init__(space, seed=seed, direction=direction, n_init=n_init, storage=storage,
@@ -238,7 +240,7 @@ class GPOptimizer(ModelBasedOptimizer):
     @classmethod
     def _check_space_free_options(cls, options: dict[str, Any]) -> None:
         super()._check_space_free_options(options)
-        _check_gp_options(options, None)
+        _check_gp_options(options, None, cls.default_trust_region)
 
     def settings(self) -> dict[str, Any]:
         """The keyword settings of this optimizer (what a stored study needs to rebuild it)."""
@@ -260,6 +262,9 @@ class GPOptimizer(ModelBasedOptimizer):
             "design_in_model": self.design_in_model,
             "outcome_warping": self.outcome_warping,
         }
+
+    #: the trust region that ``trust_region=True`` means and that a dict of fields completes
+    default_trust_region: ClassVar[TrustRegionSettings] = TrustRegionSettings()
 
     # studies stored before the dtype (ref_point, max_model_points, coarse_steps,
     # local_model, design_in_model, outcome_warping) option existed ran in float64 (one
@@ -577,9 +582,11 @@ def _check_model_options(options: Mapping[str, Any], space: SearchSpace | None) 
     return dictionary_reference
 
 
-def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None) -> Any:
+def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None,
+                      default_region: TrustRegionSettings) -> TrustRegionSettings | bool:
     """Check :class:`GPOptimizer`'s options (those of ``space``, if given, too); returns the
-    trust region as ``False`` or :class:`TrustRegionSettings`."""
+    trust region as ``False`` or :class:`TrustRegionSettings` (``True`` and a dict of fields
+    completed with ``default_region``)."""
     acquisition, acquisition_optimizer = options["acquisition"], options["acquisition_optimizer"]
     num_restarts, raw_samples = options["num_restarts"], options["raw_samples"]
     acquisition_options, ucb_beta = options["acquisition_options"], options["ucb_beta"]
@@ -603,10 +610,7 @@ def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None) -> 
         raise ValueError(f"acquisition_options must be a dict, got {acquisition_options!r}")
     check_acquisition(acquisition)
     if isinstance(trust_region, dict):  # as stored with a study, or from a method spec
-        try:
-            trust_region = TrustRegionSettings(**trust_region)
-        except TypeError as err:
-            raise ValueError(f"trust_region: {err}") from err
+        trust_region = complete_trust_region(trust_region, default_region)
     if not isinstance(trust_region, bool | TrustRegionSettings):
         raise ValueError(f"trust_region must be a bool or TrustRegionSettings, got "
                          f"{trust_region!r}")
@@ -616,7 +620,7 @@ def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None) -> 
         raise ValueError("local_model=True fits the model inside the trust region; it needs "
                          "trust_region")
     model_tensor_kwargs(device, dtype)
-    return trust_region
+    return default_region if trust_region is True else trust_region
 
 
 def _check_multi_objective_options(
@@ -688,6 +692,9 @@ KERNELS = ("hed", "hamming", "hed*hamming", "hed+hamming", "auto", "alternate", 
 #: the kernels of :data:`KERNELS` built on a dictionary: their makers ``(space, dictionary)``
 _DICTIONARY_KERNELS = {"hed": make_hed_kernel, "hed*hamming": make_hed_hamming_kernel,
                        "hed+hamming": make_hed_plus_hamming_kernel}
+#: consecutive failures after which BODi's box of continuous/integer parameters shrinks
+#: (:class:`TrustRegionSettings`' ``box_failure_tolerance``; TuRBO's rule, not tuned)
+BOX_FAILURE_TOLERANCE = 4
 #: the kernels that ``kernel="auto"`` chooses between, by leave-one-out predictive density,
 #: that ``kernel="alternate"`` takes in turn and that ``kernel="portfolio"`` chooses from
 AUTO_KERNELS = ("hamming", "hed*hamming")
@@ -700,12 +707,15 @@ class BODi(GPOptimizer):
     HED kernel on all completed trials, and maximize the acquisition function by local search
     with continuous steps. The first ``n_init`` points come from :func:`initial_design`.
 
-    Defaults differ from the paper in three measured ways: the dictionary rows are relabelled
+    Defaults differ from the paper in four measured ways: the dictionary rows are relabelled
     around the incumbent (``dictionary_reference="incumbent"``), so no fixed point such as
     all-zeros is special to the model, and the acquisition search is restricted to
     CASMOPOLITAN's Hamming trust region around the incumbent (``trust_region``; both
     docs/results.md, Section 4); the HED kernel is multiplied by a Matérn-5/2 of the exact
-    Hamming distance (``kernel="hed*hamming"``, since bodi 0.2; Section 5).
+    Hamming distance (``kernel="hed*hamming"``, since bodi 0.2; Section 5); the region's box
+    of continuous/integer parameters shrinks after :data:`BOX_FAILURE_TOLERANCE` failures in
+    a row (:attr:`default_trust_region`, since bodi 0.3; Section 5), which changes nothing
+    in all-discrete spaces.
     ``BODi(space, dictionary_reference="none", trust_region=False, kernel="hed")`` is the
     paper's BODi (the ``bodi-paper`` method of ``bodi bench``).
 
@@ -730,8 +740,11 @@ class BODi(GPOptimizer):
             the all-zeros point).
         trust_region: CASMOPOLITAN's Hamming-ball (and continuous box) trust region around the
             incumbent for the acquisition search: ``True`` (default, unless
-            ``acquisition_optimizer="botorch"``), ``False``, a :class:`TrustRegionSettings` or
-            a dict of its fields; see :class:`GPOptimizer`.
+            ``acquisition_optimizer="botorch"``: :attr:`default_trust_region`, CASMOPOLITAN's
+            sizes with ``box_failure_tolerance=4``), ``False``, a
+            :class:`TrustRegionSettings` or a dict of its fields (set on top of
+            :attr:`default_trust_region`; ``{"box_failure_tolerance": None}`` is bodi 0.2's
+            region); see :class:`GPOptimizer`.
         kernel: the model of the binary/categorical parameters: ``"hed*hamming"`` (default:
             the product of the HED kernel with the dictionary above and a Matérn-5/2 of the
             exact Hamming distance, docs/results.md §5), ``"hed"`` (the HED kernel alone, the
@@ -801,6 +814,10 @@ class BODi(GPOptimizer):
             options = {**options,
                        "trust_region": options["acquisition_optimizer"] != "botorch"}
         super()._check_space_free_options(options)
+
+    #: CASMOPOLITAN's region with the box's own rule (since bodi 0.3; docs/results.md §5)
+    default_trust_region: ClassVar[TrustRegionSettings] = TrustRegionSettings(
+        box_failure_tolerance=BOX_FAILURE_TOLERANCE)
 
     # studies stored before these options existed ran the paper's configuration
     legacy_settings: ClassVar[dict[str, Any]] = {

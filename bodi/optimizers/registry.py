@@ -3,8 +3,9 @@
 A method spec is a name with optional keyword options in brackets, e.g. ``bodi``,
 ``bodi[m=32]`` or ``bodi[dictionary=wavelet,m=64]``. Options are the keyword arguments of the
 method's optimizer class (``m`` is short for ``dictionary_size``); values are parsed as int,
-float, bool (``true``/``false``) or string; a dotted key sets one field of a dict option
-(``bodi[trust_region.schedule=geometric]`` passes ``trust_region={"schedule": "geometric"}``).
+float, bool (``true``/``false``), ``None`` (``null``) or string; a dotted key sets one field of
+a dict option (``bodi[trust_region.schedule=geometric]`` passes
+``trust_region={"schedule": "geometric"}``).
 A stored study names its optimizer by class name
 (``"BODi"``, ``"CASMOPOLITAN"``, ...), which :func:`optimizer_class` resolves.
 
@@ -97,6 +98,8 @@ def _value(text: str) -> Any:
     text = text.strip()
     if text.lower() in ("true", "false"):
         return text.lower() == "true"
+    if text.lower() == "null":
+        return None
     for kind in (int, float):
         try:
             return kind(text)

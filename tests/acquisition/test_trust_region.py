@@ -159,6 +159,24 @@ def test_invalid_settings_are_refused(kwargs):
         TrustRegionSettings(**kwargs)
 
 
+def test_fields_complete_a_default_region():
+    from bodi.acquisition.trust_region import complete_trust_region
+
+    default = TrustRegionSettings(box_failure_tolerance=4)
+    assert complete_trust_region({}, default) == default
+    assert complete_trust_region({"init_radius": 2, "max_radius": 2}, default) == (
+        TrustRegionSettings(init_radius=2, max_radius=2, box_failure_tolerance=4))
+    assert complete_trust_region({"box_failure_tolerance": None}, default) == (
+        TrustRegionSettings())
+    # the box rule is the tolerance schedule's: another schedule drops the default's
+    assert complete_trust_region({"schedule": "geometric"}, default) == (
+        TrustRegionSettings(schedule="geometric"))
+    with pytest.raises(ValueError, match="needs the 'tolerance' schedule"):
+        complete_trust_region({"schedule": "geometric", "box_failure_tolerance": 2}, default)
+    with pytest.raises(ValueError, match=r"trust_region.*radius_typo"):
+        complete_trust_region({"radius_typo": 2}, default)
+
+
 @pytest.mark.parametrize("radius, length", [(0, 0.1), (2, 0.3), (5, 2.0)])
 def test_neighbour_mask_equals_the_mask_of_the_neighbours(radius, length):
     region = TrustRegion(SPACE, _center(), radius=radius, length=length)

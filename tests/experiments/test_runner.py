@@ -19,7 +19,7 @@ from bodi.experiments.analysis import (
 from bodi.experiments.results import Evaluation, ResultsStore
 from bodi.experiments.runner import expand_seeds, run_benchmark
 from bodi.optimizers.registry import make_optimizer, parse_method, split_methods
-from bodi.space import Binary, SearchSpace
+from bodi.space import Binary, Continuous, SearchSpace
 
 
 def _rows(out):
@@ -41,6 +41,9 @@ def test_parse_method_specs():
         "bodi", {"dictionary_size": 32, "dictionary": "wavelet"})
     assert parse_method("bodi[trust_region.schedule=geometric,trust_region.init_radius=10]") == (
         "bodi", {"trust_region": {"schedule": "geometric", "init_radius": 10}})
+    assert parse_method("bodi[trust_region.box_failure_tolerance=null,dictionary_reference=none]"
+                        ) == ("bodi", {"trust_region": {"box_failure_tolerance": None},
+                                       "dictionary_reference": "none"})
     assert split_methods("bodi[m=32,dictionary=wavelet], random") == [
         "bodi[m=32,dictionary=wavelet]", "random"]
     for bad in ["bodi[m]", "cmaes", "bodi[", "", "bodi[m=3,m.x=1]", "bodi[trust_region.=1]"]:
@@ -214,6 +217,42 @@ def test_runs_stored_under_older_defaults_are_relabelled_once(tmp_path):
     store.close()
     ResultsStore(old).close()
     assert methods("tasks") == sorted([*expected, "bodi"])
+
+
+def test_runs_of_bodi_02_on_mixed_problems_are_relabelled_with_its_trust_region(tmp_path):
+    from bodi.experiments.results import spec_without_own_box
+
+    # a database of bodi 0.2 (user_version 1): a mixed problem of the registry, an unknown
+    # problem with a continuous value, and an all-discrete problem
+    problems = {"ackley53-shifted": {"x1": True, "u1": 0.5}, "mine": {"a": 1, "u": 0.25},
+                "labs50-shifted": {"x1": True}}
+    methods = ("bodi", "bodi[trust_region.init_radius=2]", "bodi[trust_region=false]",
+               "bodi[trust_region.box_failure_tolerance=4]", "bodi-paper", "sa",
+               "bodi[kernel=hed,trust_region.schedule=geometric]")
+    store = ResultsStore(tmp_path)
+    for problem, params in problems.items():
+        for method in methods:
+            store.register(problem, method, 0, "minimize", None, 1, 1)
+            store.append(problem, method, 0, "minimize", Evaluation(params, 1.0, 0.0, 0.0))
+    store.close()
+    with sqlite3.connect(tmp_path / "results.db") as db:
+        db.execute("PRAGMA user_version = 1")
+    ResultsStore(tmp_path).close()
+    with sqlite3.connect(tmp_path / "results.db") as db:
+        stored = {problem: sorted(m for (m,) in db.execute(
+            "SELECT method FROM evaluations WHERE problem = ?", (problem,)))
+            for problem in problems}
+    mixed = sorted(["bodi[trust_region.box_failure_tolerance=null]",
+                    "bodi[trust_region.init_radius=2,trust_region.box_failure_tolerance=null]",
+                    *methods[2:]])
+    assert stored == {"ackley53-shifted": mixed, "mine": mixed, "labs50-shifted": sorted(methods)}
+    # each new label builds the region that the run had under bodi 0.2
+    space = SearchSpace([Binary("a"), Continuous("u", 0.0, 1.0)])
+    for method in methods[:-2] + methods[-1:]:  # sa has no region
+        region = make_optimizer(spec_without_own_box(method), space, seed=0,
+                                direction="minimize").trust_region_settings
+        box = None if region is None else region.box_failure_tolerance
+        assert box == (4 if "=4" in method else None), method
 
 
 def test_report_ranks_across_problems_and_tests_the_winners_lead(tmp_path):

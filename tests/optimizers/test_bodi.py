@@ -401,6 +401,43 @@ def test_the_box_rule_changes_nothing_without_continuous_or_integer_parameters()
     assert runs[0] == runs[1]
 
 
+def test_the_default_region_has_the_box_rule_and_a_bodi_02_study_keeps_its_region(tmp_path):
+    import json
+    import sqlite3
+
+    from bodi.baselines.casmopolitan import CASMOPOLITAN
+
+    space = planted_mixed(seed=2).space
+    assert bodi.BODi.default_trust_region == TrustRegionSettings(box_failure_tolerance=4)
+    assert bodi.BODi(space).trust_region_settings == bodi.BODi.default_trust_region
+    assert bodi.BODi(space, trust_region=True).trust_region_settings.box_failure_tolerance == 4
+    assert CASMOPOLITAN(space).trust_region_settings == TrustRegionSettings()  # unchanged
+    # a dict of fields (a method spec) is set on top of BODi's region
+    assert bodi.BODi(space, trust_region={"init_radius": 2}).trust_region_settings == (
+        TrustRegionSettings(init_radius=2, box_failure_tolerance=4))
+    geometric = bodi.BODi(space, trust_region={"schedule": "geometric"})
+    assert geometric.trust_region_settings.box_failure_tolerance is None
+    old = make_optimizer("bodi[trust_region.box_failure_tolerance=null]", space, seed=0,
+                         direction="minimize")
+    assert old.trust_region_settings == TrustRegionSettings()  # bodi 0.2's region
+    # a study stored before the field existed resumes with the box shrinking with the radius
+    path = tmp_path / "study.db"
+    stored = bodi.BODi(space, seed=0, n_init=4, dictionary_size=8, storage=path,
+                       trust_region=TrustRegionSettings())
+    stored.tell(stored.ask(4), [1.0, 2.0, 3.0, 4.0])
+    with sqlite3.connect(path) as db:
+        (settings,) = db.execute("SELECT settings FROM studies").fetchone()
+        settings = json.loads(settings)
+        del settings["trust_region"]["box_failure_tolerance"]
+        db.execute("UPDATE studies SET settings = ?", (json.dumps(settings),))
+    assert bodi.load_study(path).trust_region_settings == TrustRegionSettings()
+    with pytest.raises(ValueError, match="trust_region"):  # not silently today's region
+        bodi.BODi(space, seed=0, n_init=4, dictionary_size=8, storage=path)
+    resumed = bodi.BODi(space, seed=0, n_init=4, dictionary_size=8, storage=path,
+                        trust_region={"box_failure_tolerance": None})
+    assert len(resumed.trials) == 4
+
+
 def test_with_the_box_rule_the_region_of_a_mixed_space_is_the_replayed_state():
     from bodi.acquisition.trust_region import (
         TrustRegionSettings,
@@ -430,7 +467,8 @@ def test_defaults_are_the_incumbent_relative_dictionary_and_a_trust_region():
     space = SearchSpace([Binary(f"b{i}") for i in range(6)])
     opt = bodi.BODi(space)
     assert opt.dictionary_reference == "incumbent" and opt.trust_region_settings is not None
-    assert opt.settings()["trust_region"] == dict(TrustRegionSettings().__dict__)
+    assert opt.settings()["trust_region"] == dict(
+        TrustRegionSettings(box_failure_tolerance=4).__dict__)
     # where they do not apply, the defaults step aside instead of raising
     assert bodi.BODi(space, dictionary="gaussian").dictionary_reference == "none"
     assert bodi.BODi(space, acquisition_optimizer="botorch").trust_region_settings is None
