@@ -3,21 +3,23 @@
 Usage:
     python benchmarks/adopt_new_default.py       # idempotent: a second run changes nothing
 
-1. Every results database under ``data/`` is opened for writing once, which relabels the runs
-   stored under older defaults (:mod:`bodi.experiments.results`): bodi 0.1's ``bodi`` ->
+1. Results databases are relabelled when a newer bodi first writes to them, and reports read
+   older ones under today's labels (:mod:`bodi.experiments.results`): bodi 0.1's ``bodi`` ->
    ``bodi[kernel=hed]``; bodi 0.2's ``bodi...`` specs on problems with continuous or integer
-   parameters -> ``bodi[...,trust_region.box_failure_tolerance=null]``.
-2. The finished runs of each candidate that became the default are copied as the default
-   beside the other methods of the same protocol (they stay where they were, under their own
-   name):
+   parameters -> ``bodi[...,trust_region.box_failure_tolerance=null]``. So the large
+   databases stay as committed; this script opens for writing only the one it copies into.
+2. The finished runs of the candidate that became the default are copied as the default
+   beside the other runs of the same protocol, and stay under their own name:
 
-   - bodi 0.2, ``bodi[kernel=hed*hamming]`` in ``data/ablation`` (docs/results.md §5): the
-     nine problems into ``data/yardstick``, ``maxsat-frb1002-shifted`` into ``data/scale``;
-   - bodi 0.3, ``bodi[trust_region.box_failure_tolerance=4]`` in ``data/ablation2`` (the
-     twentieth session's B) on the yardstick's problems with continuous parameters: into
-     ``data/yardstick`` as ``bodi`` and into ``data/rerun`` as ``bodi[design_noise=false]``
-     (the label of today's default there). Under bodi 0.3 these specs run the same code
-     as B, so the copies are what rerunning them would store on this machine.
+   - bodi 0.2 (fourteenth session): ``bodi[kernel=hed*hamming]`` of ``data/ablation`` into
+     ``data/yardstick`` and ``data/scale`` as ``bodi`` (done; that step is no longer here,
+     since on a relabelled database it would copy 0.2's runs of the mixed problems again);
+   - bodi 0.3: ``bodi[trust_region.box_failure_tolerance=4]`` (the twentieth session's B) of
+     ``data/ablation2``, seeds 0-9 of the yardstick's problems with continuous parameters,
+     as ``bodi[design_noise=false]`` (the label of today's default in the same-code tables,
+     beside ``data/rerun``, whose runs of that label there read as bodi 0.2's). Under bodi
+     0.3 that spec runs the same code as B: rerun here, ackley53-shifted seed 0 equals B's
+     stored run in all 200 values and points.
 3. The studies of ``benchmarks/multi_objective.py`` (``data/multi_objective/studies.db``,
    named ``problem/method/seedK``) are renamed the same way (``svm53-cost/bodi/seed0`` ->
    ``svm53-cost/bodi[kernel=hed]/seed0`` for bodi 0.1's, ->
@@ -41,41 +43,33 @@ from bodi.experiments.results import (
 from bodi.space import SearchSpace
 
 ROOT = Path(__file__).resolve().parents[1]
-#: the yardstick's problems with continuous parameters, and its seeds
-MIXED = "IN ('ackley53-shifted', 'ackley103-shifted', 'svm53-shifted') AND t.seed < 10"
-#: (source database, the candidate that became the default, destination database, its label
-#: there, the SQL condition on the problems copied)
+#: (database, the candidate that became the default, its label as the default, the SQL
+#: condition on the problems and seeds copied)
 ADOPTIONS = (
-    ("ablation", "bodi[kernel=hed*hamming]", "yardstick", "bodi", "!= 'maxsat-frb1002-shifted'"),
-    ("ablation", "bodi[kernel=hed*hamming]", "scale", "bodi", "= 'maxsat-frb1002-shifted'"),
-    ("ablation2", "bodi[trust_region.box_failure_tolerance=4]", "yardstick", "bodi",
-     MIXED),
-    ("ablation2", "bodi[trust_region.box_failure_tolerance=4]", "rerun",
-     "bodi[design_noise=false]", MIXED),
+    ("ablation2", "bodi[trust_region.box_failure_tolerance=4]", "bodi[design_noise=false]",
+     "IN ('ackley53-shifted', 'ackley103-shifted', 'svm53-shifted') AND t.seed < 10"),
 )
 
 
-def copy_as_default(destination: Path, source: Path, candidate: str, label: str,
-                    problem_condition: str) -> int:
-    """Copy the finished ``candidate`` runs of ``source`` whose problem meets
-    ``problem_condition`` into ``destination`` as ``label``, but for those already there; the
-    number of runs copied."""
-    db = sqlite3.connect(destination)
-    db.execute("ATTACH DATABASE ? AS source", (f"{source.resolve().as_uri()}?mode=ro",))
+def copy_as_default(path: Path, candidate: str, label: str, problem_condition: str) -> int:
+    """Copy the finished ``candidate`` runs of the results database ``path`` whose problem
+    meets ``problem_condition`` as ``label`` in the same database, but for those already
+    there; the number of runs copied."""
+    ResultsStore(path.parent).close()  # today's labels first, so that none is copied twice
+    db = sqlite3.connect(path)
     keys = db.execute(
-        f"SELECT problem, seed FROM source.tasks t WHERE method = ? AND problem "
-        f"{problem_condition} AND t.budget = (SELECT COUNT(*) FROM source.evaluations e "
+        f"SELECT problem, seed FROM tasks t WHERE method = ? AND problem "
+        f"{problem_condition} AND t.budget = (SELECT COUNT(*) FROM evaluations e "
         "WHERE e.problem = t.problem AND e.method = t.method AND e.seed = t.seed) "
-        "AND NOT EXISTS (SELECT 1 FROM main.tasks m WHERE m.problem = t.problem "
+        "AND NOT EXISTS (SELECT 1 FROM tasks m WHERE m.problem = t.problem "
         "AND m.method = ? AND m.seed = t.seed)", (candidate, label)).fetchall()
     with db:
         for table in ("tasks", "evaluations"):
-            columns = [row[1] for row in db.execute(f"PRAGMA main.table_info({table})")]
+            columns = [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
             chosen = ", ".join("? AS method" if c == "method" else c for c in columns)
-            db.executemany(f"INSERT INTO main.{table} ({', '.join(columns)}) SELECT {chosen} "
-                           f"FROM source.{table} WHERE problem = ? AND seed = ? AND method = ?",
+            db.executemany(f"INSERT INTO {table} ({', '.join(columns)}) SELECT {chosen} "
+                           f"FROM {table} WHERE problem = ? AND seed = ? AND method = ?",
                            [(label, problem, seed, candidate) for problem, seed in keys])
-    db.execute("DETACH DATABASE source")
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
     return len(keys)
@@ -116,12 +110,9 @@ def rename_studies(path: Path) -> int:
 
 
 def main() -> None:
-    for path in sorted((ROOT / "data").glob(f"*/{DB_NAME}")):
-        ResultsStore(path.parent).close()  # relabels the runs of bodi 0.1's defaults
-    for source, candidate, destination, label, condition in ADOPTIONS:
-        copied = copy_as_default(ROOT / "data" / destination / DB_NAME,
-                                 ROOT / "data" / source / DB_NAME, candidate, label, condition)
-        print(f"data/{destination}: {copied} runs of {candidate} copied as {label}")
+    for name, candidate, label, condition in ADOPTIONS:
+        copied = copy_as_default(ROOT / "data" / name / DB_NAME, candidate, label, condition)
+        print(f"data/{name}: {copied} runs of {candidate} copied as {label}")
     renamed = rename_studies(ROOT / "data" / "multi_objective" / STUDIES)
     print(f"data/multi_objective: {renamed} studies renamed")
 

@@ -27,6 +27,7 @@ import sys
 import time
 from pathlib import Path
 
+from bodi.experiments.results import DB_NAME, ResultsStore
 from bodi.experiments.runner import expand_seeds
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,6 +39,9 @@ def merge(sources: list[Path], target: Path) -> int:
     sources = [s for s in sources if s.exists()]
     if not sources:
         return 0
+    for path in [*sources, target]:  # runs of older bodi versions under today's labels
+        if path.exists() and path.name == DB_NAME:
+            ResultsStore(path.parent).close()
     for source in sources:  # fold each write-ahead log into its database
         with sqlite3.connect(source) as db:
             db.execute("PRAGMA wal_checkpoint(TRUNCATE)")

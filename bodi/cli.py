@@ -355,7 +355,8 @@ def _add_selection(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--problems", default=None,
                         help="comma-separated problems to show, in this order (default: all)")
     parser.add_argument("--methods", default=None,
-                        help="comma-separated methods to show, in this order (default: all)")
+                        help="comma-separated methods to show, in this order (default: all); "
+                        "'A|B' shows the runs of label B as A's (one method, two labels)")
     parser.add_argument("--evaluations", type=int, default=None,
                         help="count only the first N evaluations of every run (compare methods "
                              "at an equal budget; default: all)")

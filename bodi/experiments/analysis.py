@@ -4,6 +4,11 @@ Every function takes ``out``: a results directory or a list of them (runs made s
 on different machines, are combined; a (problem, method, seed) found twice is an error), and
 optional ``problems`` / ``methods`` lists that select what to show, and ``evaluations``: only
 the first that many evaluations of every run count (methods compared at an equal budget).
+
+A ``methods`` item ``"A|B"`` shows the runs stored as ``B`` under ``A`` too: one method that
+carries two labels, such as bodi 0.1's runs, stored as ``bodi[kernel=hed]`` on all-discrete
+problems and as ``bodi[kernel=hed,trust_region.box_failure_tolerance=null]`` where bodi 0.3's
+trust region differs (:mod:`bodi.experiments.results`).
 """
 
 from __future__ import annotations
@@ -33,6 +38,11 @@ def _dirs(out: Outs) -> list[Path]:
     return [Path(out)] if isinstance(out, str | Path) else [Path(o) for o in out]
 
 
+def _names(methods: Sequence[str] | None) -> list[str] | None:
+    """The names that ``methods`` show, in order (``"A|B"`` shows as ``A``)."""
+    return None if methods is None else [m.split("|")[0].strip() for m in methods]
+
+
 def _load(
     out: Outs,
     problems: Sequence[str] | None,
@@ -40,9 +50,13 @@ def _load(
     evaluations: int | None = None,
 ) -> tuple[dict[tuple[str, str, int], list[dict[str, Any]]], dict[str, dict[str, Any]]]:
     """The selected runs ``(problem, method, seed) -> rows`` (each cut to its first
-    ``evaluations`` rows) and ``problem -> task info``."""
+    ``evaluations`` rows; ``method`` as :func:`_names` shows it) and ``problem -> task
+    info``."""
     if evaluations is not None and (isinstance(evaluations, bool) or evaluations < 1):
         raise ValueError(f"evaluations must be a positive integer, got {evaluations!r}")
+    shown = {label.strip(): name for item, name in zip(methods or [], _names(methods) or [],
+                                                       strict=True)
+             for label in item.split("|")}
     runs: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     tasks: dict[str, dict[str, Any]] = {}
     for directory in _dirs(out):
@@ -50,11 +64,13 @@ def _load(
         for task in store.tasks():
             tasks.setdefault(task["problem"], task)
         for key, rows in store.curves().items():
-            problem, method, _seed = key
-            if (problems and problem not in problems) or (methods and method not in methods):
+            problem, method, seed = key
+            if (problems and problem not in problems) or (methods and method not in shown):
                 continue
+            key = (problem, shown.get(method, method), seed)
             if key in runs:
-                raise ValueError(f"{key} is in more than one of the results directories")
+                raise ValueError(f"{key} is in more than one of the results directories, "
+                                 "or under two labels of one method")
             runs[key] = rows[:evaluations]
     if not runs:
         raise ValueError("no evaluations of the selected problems and methods")
@@ -120,6 +136,7 @@ def plot_results(
     import matplotlib.pyplot as plt
 
     runs, tasks = _load(out, problems, methods, evaluations)
+    methods = _names(methods)
     curves = _best_curves(runs)
     problems = [p for p in problems if p in curves] if problems else sorted(curves)
     cols = min(3, len(problems))
@@ -195,6 +212,7 @@ def report(
     tests across problems: its final values come from fewer evaluations.
     """
     runs, tasks = _load(out, problems, methods, evaluations)
+    methods = _names(methods)
     directions = {p: t["direction"] for p, t in tasks.items()}
     finals = _finals(runs)
     partial = _partial(runs)
@@ -323,6 +341,7 @@ def shift_report(
     on both (``specs/benchmarks.md``)."""
     selected = [*problems, *(f"{p}-shifted" for p in problems)] if problems else None
     runs, tasks = _load(out, selected, methods, evaluations)
+    methods = _names(methods)
     finals = _finals(runs)
     lines = [
         "| problem | method | original (mean ± s.e.) | shifted (mean ± s.e.) | worse by "
@@ -375,6 +394,7 @@ def plot_ranks(
     import matplotlib.pyplot as plt
 
     runs, tasks = _load(out, problems, methods, evaluations)
+    methods = _names(methods)
     finals = _ranked(_finals(runs), _partial(runs))
     per_method: dict[str, dict[str, float]] = defaultdict(dict)
     for problem, by_method in finals.items():

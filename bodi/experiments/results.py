@@ -117,27 +117,35 @@ def _has_ordinal_parameters(db: sqlite3.Connection, problem: str) -> bool:
     return bool(space.continuous_dims or space.integer_dims)
 
 
+def _current_labels(db: sqlite3.Connection) -> dict[tuple[str, str], str]:
+    """``(problem, stored method) -> method under today's defaults`` for the runs that the
+    steps of the module's list, from the database's version on, relabel."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version >= FORMAT_VERSION:
+        return {}
+    labels = {}
+    for problem, method in db.execute("SELECT DISTINCT problem, method FROM tasks").fetchall():
+        new = spec_under_current_defaults(method) if version < 1 else method
+        if version < 2 and spec_without_own_box(new) != new and _has_ordinal_parameters(
+                db, problem):
+            new = spec_without_own_box(new)
+        if new != method:
+            labels[problem, method] = new
+    return labels
+
+
 def _relabel_older_runs(db: sqlite3.Connection) -> None:
     """Relabel the runs of a database written before :data:`FORMAT_VERSION`, in one
     transaction that holds the write lock from the version check on (runners may open the
-    database at the same time); each step of the module's list once, from the stored
-    version on."""
+    database at the same time)."""
     if db.execute("PRAGMA user_version").fetchone()[0] >= FORMAT_VERSION:
         return
     db.execute("BEGIN IMMEDIATE")
     with db:  # commits, or rolls back on an error
-        version = db.execute("PRAGMA user_version").fetchone()[0]
-        if version >= FORMAT_VERSION:
-            return
-        for problem, method in db.execute("SELECT DISTINCT problem, method FROM tasks").fetchall():
-            new = spec_under_current_defaults(method) if version < 1 else method
-            if version < 2 and spec_without_own_box(new) != new and _has_ordinal_parameters(
-                    db, problem):
-                new = spec_without_own_box(new)
-            if new != method:
-                for table in ("tasks", "evaluations"):
-                    db.execute(f"UPDATE {table} SET method = ? WHERE problem = ? AND method = ?",
-                               (new, problem, method))
+        for (problem, method), new in _current_labels(db).items():
+            for table in ("tasks", "evaluations"):
+                db.execute(f"UPDATE {table} SET method = ? WHERE problem = ? AND method = ?",
+                           (new, problem, method))
         db.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
 
 
@@ -153,11 +161,17 @@ class Evaluation:
 
 
 class ResultsStore:
-    """The results database of a benchmark output directory."""
+    """The results database of a benchmark output directory.
+
+    Opened for writing, an older database is relabelled in place; ``read_only`` (reports)
+    leaves the file as it is and shows its runs under today's labels all the same.
+    """
 
     def __init__(self, out: str | Path, *, read_only: bool = False):
         self.out = Path(out)
         self.path = self.out / DB_NAME
+        #: ``(problem, stored method) -> today's label`` of an older database read as it is
+        self._labels: dict[tuple[str, str], str] = {}
         if self.out.exists() and not self.out.is_dir():
             raise ValueError(f"output path {self.out} exists and is not a directory")
         if read_only:  # reports: no lock, no schema change, and only bodi's own tables
@@ -174,6 +188,7 @@ class ResultsStore:
                 self._db.close()
                 raise ValueError(f"{self.path} is not a bodi results database (tables: "
                                  f"{', '.join(sorted(tables)[:5]) or 'none'})")
+            self._labels = _current_labels(self._db)
             return
         self.out.mkdir(parents=True, exist_ok=True)
         try:
@@ -216,11 +231,19 @@ class ResultsStore:
                 (problem, method, seed, direction, optimal_value, budget, n_init, design),
             )
 
+    def _label(self, problem: str, stored: str) -> str:
+        return self._labels.get((problem, stored), stored)
+
     def history(self, problem: str, method: str, seed: int) -> list[Evaluation]:
+        """The evaluations of a run, in order (``method`` under today's labels)."""
+        stored = {(p, new): old for (p, old), new in self._labels.items()}.get(
+            (problem, method), method)
+        if stored == method and (problem, method) in self._labels:
+            return []  # a stored label that today's labels give to no run
         rows = self._db.execute(
             "SELECT params, value, suggest_seconds, eval_seconds, message FROM evaluations "
             "WHERE problem = ? AND method = ? AND seed = ? ORDER BY number",
-            (problem, method, seed),
+            (problem, stored, seed),
         ).fetchall()
         return [Evaluation(json.loads(p), v, s, e, m) for p, v, s, e, m in rows]
 
@@ -248,7 +271,10 @@ class ResultsStore:
     def tasks(self) -> list[dict[str, Any]]:
         cursor = self._db.execute("SELECT * FROM tasks ORDER BY problem, method, seed")
         names = [c[0] for c in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        tasks = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        for task in tasks:
+            task["method"] = self._label(task["problem"], task["method"])
+        return tasks
 
     def curves(self) -> dict[tuple[str, str, int], list[dict[str, Any]]]:
         """Every task's evaluations in order: ``(problem, method, seed) -> rows``."""
@@ -260,7 +286,8 @@ class ResultsStore:
         out: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
         for row in cursor.fetchall():
             record = dict(zip(names, row, strict=True))
-            key = (record.pop("problem"), record.pop("method"), record.pop("seed"))
+            problem, method = record.pop("problem"), record.pop("method")
+            key = (problem, self._label(problem, method), record.pop("seed"))
             out.setdefault(key, []).append(record)
         return out
 

@@ -188,6 +188,12 @@ def test_plot_and_report(tmp_path):
     assert "| p (min) | b | 2 | 2 | 4.5 ± 0.5 | 2.00 |" in report(tmp_path, evaluations=2)
     with pytest.raises(ValueError, match="positive integer"):
         report(tmp_path, evaluations=0)
+    # one method under two labels: b's runs shown as a's (a and b share seeds: an error)
+    assert best_curves(tmp_path, methods=["c|a"])["p"]["c"].tolist() == (
+        best_curves(tmp_path, methods=["a"])["p"]["a"].tolist())
+    assert "| p (min) | c |" in report(tmp_path, methods=["b", "c|a"])
+    with pytest.raises(ValueError, match="two labels"):
+        report(tmp_path, methods=["a|b"])
 
 
 def test_runs_stored_under_older_defaults_are_relabelled_once(tmp_path):
@@ -237,15 +243,31 @@ def test_runs_of_bodi_02_on_mixed_problems_are_relabelled_with_its_trust_region(
     store.close()
     with sqlite3.connect(tmp_path / "results.db") as db:
         db.execute("PRAGMA user_version = 1")
-    ResultsStore(tmp_path).close()
-    with sqlite3.connect(tmp_path / "results.db") as db:
-        stored = {problem: sorted(m for (m,) in db.execute(
-            "SELECT method FROM evaluations WHERE problem = ?", (problem,)))
-            for problem in problems}
     mixed = sorted(["bodi[trust_region.box_failure_tolerance=null]",
                     "bodi[trust_region.init_radius=2,trust_region.box_failure_tolerance=null]",
                     *methods[2:]])
-    assert stored == {"ackley53-shifted": mixed, "mine": mixed, "labs50-shifted": sorted(methods)}
+    expected = {"ackley53-shifted": mixed, "mine": mixed, "labs50-shifted": sorted(methods)}
+
+    def stored():
+        with sqlite3.connect(tmp_path / "results.db") as db:
+            return db.execute("PRAGMA user_version").fetchone()[0], {problem: sorted(
+                m for (m,) in db.execute("SELECT method FROM evaluations WHERE problem = ?",
+                                         (problem,))) for problem in problems}
+
+    # a report reads the file as it is, under today's labels
+    reader = ResultsStore(tmp_path, read_only=True)
+    for keys in ({(t["problem"], t["method"]) for t in reader.tasks()},
+                 {key[:2] for key in reader.curves()}):
+        assert keys == {(problem, m) for problem, ms in expected.items() for m in ms}
+    label = "bodi[trust_region.box_failure_tolerance=null]"
+    assert reader.history("mine", label, 0)[0].params == problems["mine"]
+    assert reader.history("mine", "bodi", 0) == []  # no run is today's default
+    assert reader.history("labs50-shifted", "bodi", 0)[0].params == problems["labs50-shifted"]
+    reader.close()
+    assert stored()[0] == 1
+    # a writer relabels the file
+    ResultsStore(tmp_path).close()
+    assert stored() == (2, expected)
     # each new label builds the region that the run had under bodi 0.2
     space = SearchSpace([Binary("a"), Continuous("u", 0.0, 1.0)])
     for method in methods[:-2] + methods[-1:]:  # sa has no region
