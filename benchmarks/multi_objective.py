@@ -4,7 +4,7 @@ Usage:
     python benchmarks/multi_objective.py                          # 5 seeds, 100 evaluations
     python benchmarks/multi_objective.py --methods bodi --seeds 5-9
     python benchmarks/multi_objective.py --report-only \
-        --methods "random,nsga2,tpe,bodi[kernel=hed]" --reference "bodi[kernel=hed]"
+        --methods "random,nsga2,tpe,bodi[trust_region.box_failure_tolerance=null],bodi"
 
 Every method (BODi with qLogNEHVI and the feature cost as a known objective, Optuna's NSGA-II
 and multi-objective TPE, random search) runs through one loop
@@ -28,6 +28,7 @@ from bodi.experiments.multi_objective_runner import (
     run_multi_objective,
 )
 from bodi.experiments.runner import expand_seeds
+from bodi.optimizers.registry import split_methods
 from bodi.problems.multi_objective import MULTI_OBJECTIVE_PROBLEMS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +49,7 @@ def main() -> None:
                         help="the method the table's paired tests compare the others with")
     args = parser.parse_args()
     problem = MULTI_OBJECTIVE_PROBLEMS[args.problem]()
-    methods = [m for m in args.methods.split(",") if m]
+    methods = split_methods(args.methods)
     seeds = expand_seeds(args.seeds)
     path = Path(args.out) / "studies.db"
     if not args.report_only:
