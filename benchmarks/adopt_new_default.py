@@ -78,7 +78,7 @@ def copy_as_default(path: Path, candidate: str, label: str, problem_condition: s
 def _ran_without_own_box(settings: dict, space: str) -> bool:
     """Whether a stored BODi study ran bodi 0.2's region on a space where bodi 0.3's differs."""
     region, space = settings.get("trust_region"), SearchSpace.from_dict(json.loads(space))
-    return (bool(space.continuous_dims or space.integer_dims) and isinstance(region, dict)
+    return (bool(space.ordinal_dims) and isinstance(region, dict)
             and region.get("box_failure_tolerance") is None
             and region.get("schedule", "tolerance") == "tolerance")
 

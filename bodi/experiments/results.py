@@ -114,7 +114,7 @@ def _has_ordinal_parameters(db: sqlite3.Connection, problem: str) -> bool:
                          (problem,)).fetchone()
         return row is not None and any(
             isinstance(value, float) for value in json.loads(row[0]).values())
-    return bool(space.continuous_dims or space.integer_dims)
+    return bool(space.ordinal_dims)
 
 
 def _current_labels(db: sqlite3.Connection) -> dict[tuple[str, str], str]:
@@ -126,9 +126,9 @@ def _current_labels(db: sqlite3.Connection) -> dict[tuple[str, str], str]:
     labels = {}
     for problem, method in db.execute("SELECT DISTINCT problem, method FROM tasks").fetchall():
         new = spec_under_current_defaults(method) if version < 1 else method
-        if version < 2 and spec_without_own_box(new) != new and _has_ordinal_parameters(
-                db, problem):
-            new = spec_without_own_box(new)
+        if version < 2 and (boxless := spec_without_own_box(new)) != new and (
+                _has_ordinal_parameters(db, problem)):
+            new = boxless
         if new != method:
             labels[problem, method] = new
     return labels
@@ -170,8 +170,10 @@ class ResultsStore:
     def __init__(self, out: str | Path, *, read_only: bool = False):
         self.out = Path(out)
         self.path = self.out / DB_NAME
-        #: ``(problem, stored method) -> today's label`` of an older database read as it is
+        #: ``(problem, stored method) -> today's label`` of an older database read as it is,
+        #: and the reverse
         self._labels: dict[tuple[str, str], str] = {}
+        self._stored_labels: dict[tuple[str, str], str] = {}
         if self.out.exists() and not self.out.is_dir():
             raise ValueError(f"output path {self.out} exists and is not a directory")
         if read_only:  # reports: no lock, no schema change, and only bodi's own tables
@@ -189,6 +191,7 @@ class ResultsStore:
                 raise ValueError(f"{self.path} is not a bodi results database (tables: "
                                  f"{', '.join(sorted(tables)[:5]) or 'none'})")
             self._labels = _current_labels(self._db)
+            self._stored_labels = {(p, new): old for (p, old), new in self._labels.items()}
             return
         self.out.mkdir(parents=True, exist_ok=True)
         try:
@@ -236,8 +239,7 @@ class ResultsStore:
 
     def history(self, problem: str, method: str, seed: int) -> list[Evaluation]:
         """The evaluations of a run, in order (``method`` under today's labels)."""
-        stored = {(p, new): old for (p, old), new in self._labels.items()}.get(
-            (problem, method), method)
+        stored = self._stored_labels.get((problem, method), method)
         if stored == method and (problem, method) in self._labels:
             return []  # a stored label that today's labels give to no run
         rows = self._db.execute(

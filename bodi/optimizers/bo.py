@@ -327,8 +327,11 @@ class GPOptimizer(ModelBasedOptimizer):
         if settings is None:
             return None
         progress = self.progress()
+        # which steps moved the discrete incumbent: only the box's own rule asks, and only a
+        # space with a box (continuous/integer parameters) has a use for the answer
         moved = (discrete_moves(self.X_completed[:, self.space.discrete_dims], progress)
-                 if settings.box_failure_tolerance is not None else None)
+                 if settings.box_failure_tolerance is not None and self.space.ordinal_dims
+                 else None)
         state = trust_region_state(progress, self.n_init, settings,
                                    len(self.space.discrete_dims), moved)
         return region_from_state(self.space, state, self.X_completed,
