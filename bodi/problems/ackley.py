@@ -19,7 +19,7 @@ from torch import Tensor
 
 from bodi.problems.base import Problem
 from bodi.seeding import as_generator
-from bodi.space import DTYPE, Binary, Continuous, SearchSpace
+from bodi.space import DTYPE, Binary, Categorical, Continuous, SearchSpace
 
 N_BINARY = 50
 N_CONTINUOUS = 3
@@ -73,3 +73,34 @@ def ackley(dim: int = N_BINARY + N_CONTINUOUS, noise: bool = False, seed: int | 
 def ackley53(noise: bool = False, seed: int | None = 0) -> Problem:
     """The paper's mixed Ackley problem (minimize, optimum 0 at ``x = 0``, ``u = 0.5``)."""
     return ackley(N_BINARY + N_CONTINUOUS, noise, seed)
+
+
+#: the values of each parameter of :func:`categorical_ackley` (MCBO's categorical Ackley)
+CATEGORICAL_GRID = torch.linspace(-32.768, 32.768, 11, dtype=DTYPE)
+
+
+def categorical_ackley(dim: int = 20) -> Problem:
+    """Ackley on a grid, ``dim`` categorical parameters ``c1 .. c<dim>`` with 11 values each,
+    named ``ackley-categorical<dim>`` (minimize, optimum 0 at the middle value ``v5``).
+
+    Value ``k`` of a parameter stands for ``z = -32.768 + 6.5536 k``, the standard Ackley
+    function (``a = 20``, ``b = 0.2``, ``c = 2 pi``) is taken of ``z``; the optimizer sees the
+    values as unordered categories (after MCBO's categorical Ackley, Dadkhahi et al. / Dreczkowski
+    et al. 2023, there with 20 parameters).
+    """
+    if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
+        raise ValueError(f"dim must be a positive integer, got {dim!r}")
+    labels = [f"v{k}" for k in range(len(CATEGORICAL_GRID))]
+    space = SearchSpace([Categorical(f"c{i + 1}", labels) for i in range(dim)])
+
+    def evaluate(X: Tensor) -> Tensor:
+        z = CATEGORICAL_GRID[torch.as_tensor(X, dtype=DTYPE).round().long()]
+        return (
+            20.0
+            + math.e
+            - 20.0 * torch.exp(-0.2 * torch.sqrt((z**2).sum(-1) / dim))
+            - torch.exp(torch.cos(2.0 * math.pi * z).sum(-1) / dim)
+        )
+
+    optimum = {f"c{i + 1}": "v5" for i in range(dim)}
+    return Problem(f"ackley-categorical{dim}", space, evaluate, "minimize", 0.0, optimum)

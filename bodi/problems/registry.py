@@ -5,7 +5,8 @@ Names: ``labs<N>`` (e.g. ``labs50``), ``maxsat60`` (needs the frb10-6-4.wcnf fil
 multiple of 6, e.g. ``maxsat-frb126``), ``pest`` and ``pest<N>`` (``N`` stages, e.g.
 ``pest50``), ``ackley53``, ``svm53`` (optional ``csv=``),
 ``planted-binary<N>``, ``ackley<N>`` (``N - 3`` binary and 3 continuous parameters, e.g.
-``ackley103``), and any of these followed by ``-shifted``; then optionally by ``-atmost<K>``
+``ackley103``), ``ackley-categorical<N>`` (``N`` categorical parameters with 11 values, e.g.
+``ackley-categorical20``), and any of these followed by ``-shifted``; then optionally by ``-atmost<K>``
 (at most ``K`` binary parameters on, e.g. ``svm53-atmost10``; :mod:`bodi.problems.constrained`).
 """
 
@@ -15,7 +16,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from bodi.problems.ackley import ackley
+from bodi.problems.ackley import ackley, categorical_ackley
 from bodi.problems.base import Problem
 from bodi.problems.constrained import SUFFIX as AT_MOST
 from bodi.problems.constrained import at_most
@@ -33,6 +34,7 @@ PROBLEMS: tuple[str, ...] = (
 #: Families with a size ``N``.
 PATTERNS: tuple[str, ...] = (
     "labs<N>", "maxsat-random<N>", "maxsat-frb<N>", "planted-binary<N>", "ackley<N>", "pest<N>",
+    "ackley-categorical<N>",
 )
 
 _FAMILIES: dict[str, tuple[int, Callable[[int], Problem]]] = {
@@ -42,6 +44,7 @@ _FAMILIES: dict[str, tuple[int, Callable[[int], Problem]]] = {
     "planted-binary": (1, planted_binary),
     "ackley": (4, ackley),
     "pest": (1, lambda stages: pest(stages=stages)),
+    "ackley-categorical": (1, categorical_ackley),
 }
 
 
@@ -84,7 +87,7 @@ def _base_problem(base: str, name: str, wcnf, csv) -> Problem:
         return pest()
     if base == "svm53":
         return svm53(csv)
-    match = re.fullmatch(r"(labs|maxsat-random|maxsat-frb|planted-binary|ackley|pest)(\d+)", base)
+    match = re.fullmatch(r"(labs|maxsat-random|maxsat-frb|planted-binary|ackley-categorical|ackley|pest)(\d+)", base)
     if match:
         family, size = match.group(1), int(match.group(2))
         minimum, factory = _FAMILIES[family]

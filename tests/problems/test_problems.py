@@ -400,6 +400,26 @@ def test_ackley_with_100_binary_parameters_and_its_shifted_twin():
         get_problem("ackley3")
 
 
+
+def test_categorical_ackley_values_optimum_and_shifted_twin():
+    problem = get_problem("ackley-categorical20")
+    assert problem.name == "ackley-categorical20" and problem.direction == "minimize"
+    space = problem.space
+    assert space.categorical_dims == list(range(20)) and set(space.cardinalities) == {11}
+    assert abs(problem(problem.optimal_params)) < 1e-12
+    X = space.sample(30, gen(3))
+    z = -32.768 + 6.5536 * X
+    expected = (20 + math.e - 20 * torch.exp(-0.2 * torch.sqrt((z**2).mean(1)))
+                - torch.exp(torch.cos(2 * math.pi * z).mean(1)))
+    assert torch.allclose(problem.evaluate_encoded(X), expected, atol=1e-9)
+    assert (problem.evaluate_encoded(X) > 0).all()
+    twin = get_problem("ackley-categorical20-shifted")
+    assert abs(twin(twin.optimal_params)) < 1e-12 and twin.optimal_params != problem.optimal_params
+    for bad in ("ackley-categorical0", "ackley-categorical"):
+        with pytest.raises(ValueError, match="ackley-categorical|unknown problem"):
+            get_problem(bad)
+
+
 # ------------------------------------------------------------------------------------ shifted
 def shifted_problems() -> list[Problem]:
     problems = [labs(50), pest(), ackley53(), planted_mixed()]
