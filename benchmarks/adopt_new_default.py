@@ -19,11 +19,22 @@ Usage:
      as ``bodi[design_noise=false]`` (the label of today's default in the same-code tables,
      beside ``data/rerun``, whose runs of that label there read as bodi 0.2's). Under bodi
      0.3 that spec runs the same code as B: rerun here, ackley53-shifted seed 0 equals B's
-     stored run in all 200 values and points.
+     stored run in all 200 values and points;
+   - bodi 0.4: ``bodi[kernel=hamming]`` (KD) on the all-categorical problems, the runs of
+     ``data/ablation`` (pest-shifted, pest50-shifted) and ``data/unseen`` (pest35-shifted),
+     seeds 0-9, into ``data/categorical`` as ``bodi[design_noise=false]`` (the runs of that
+     label in ``data/rerun`` read as bodi 0.3's there). Under bodi 0.4 the default runs the
+     same code as KD on these problems: rerun here, pest-shifted and pest50-shifted seed 0
+     equal KD's stored runs in all 200 values and points.
+
+   Only the database copied into is opened for writing, and only when there is something to
+   copy (opening an older database for writing relabels it; the large ones stay as
+   committed). The candidates' labels are the same as stored and today.
 3. The studies of ``benchmarks/multi_objective.py`` (``data/multi_objective/studies.db``,
    named ``problem/method/seedK``) are renamed the same way (``svm53-cost/bodi/seed0`` ->
    ``svm53-cost/bodi[kernel=hed]/seed0`` for bodi 0.1's, ->
-   ``svm53-cost/bodi[trust_region.box_failure_tolerance=null]/seed0`` for bodi 0.2's);
+   ``svm53-cost/bodi[trust_region.box_failure_tolerance=null]/seed0`` for bodi 0.2's on a
+   mixed space, ``.../bodi[kernel=hed*hamming]/...`` for bodi 0.3's on a categorical one);
    their stored settings already say what ran.
 """
 
@@ -38,37 +49,61 @@ from bodi.experiments.results import (
     DB_NAME,
     ResultsStore,
     spec_under_current_defaults,
+    spec_with_product_kernel,
     spec_without_own_box,
 )
+from bodi.optimizers.bo import PRODUCT_KERNEL
 from bodi.space import SearchSpace
 
 ROOT = Path(__file__).resolve().parents[1]
 #: (database, the candidate that became the default, its label as the default, the SQL
 #: condition on the problems and seeds copied)
 ADOPTIONS = (
-    ("ablation2", "bodi[trust_region.box_failure_tolerance=4]", "bodi[design_noise=false]",
+    ("ablation2", "bodi[trust_region.box_failure_tolerance=4]", "ablation2",
+     "bodi[design_noise=false]",
      "IN ('ackley53-shifted', 'ackley103-shifted', 'svm53-shifted') AND t.seed < 10"),
+    ("ablation", "bodi[kernel=hamming]", "categorical", "bodi[design_noise=false]",
+     "IN ('pest-shifted', 'pest50-shifted') AND t.seed < 10"),
+    ("unseen", "bodi[kernel=hamming]", "categorical", "bodi[design_noise=false]",
+     "IN ('pest35-shifted') AND t.seed < 10"),
 )
 
 
-def copy_as_default(path: Path, candidate: str, label: str, problem_condition: str) -> int:
-    """Copy the finished ``candidate`` runs of the results database ``path`` whose problem
-    meets ``problem_condition`` as ``label`` in the same database, but for those already
-    there; the number of runs copied."""
-    ResultsStore(path.parent).close()  # today's labels first, so that none is copied twice
-    db = sqlite3.connect(path)
-    keys = db.execute(
-        f"SELECT problem, seed FROM tasks t WHERE method = ? AND problem "
-        f"{problem_condition} AND t.budget = (SELECT COUNT(*) FROM evaluations e "
-        "WHERE e.problem = t.problem AND e.method = t.method AND e.seed = t.seed) "
-        "AND NOT EXISTS (SELECT 1 FROM tasks m WHERE m.problem = t.problem "
-        "AND m.method = ? AND m.seed = t.seed)", (candidate, label)).fetchall()
+def _runs(path: Path, method: str, problem_condition: str = "IS NOT NULL") -> set[tuple]:
+    """``(problem, seed)`` of the finished runs stored as ``method`` in the results database
+    ``path`` (read as it is) whose problem meets ``problem_condition``."""
+    if not path.exists():
+        return set()
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    rows = db.execute(
+        f"SELECT problem, seed FROM tasks t WHERE method = ? AND problem {problem_condition} "
+        "AND t.budget = (SELECT COUNT(*) FROM evaluations e WHERE e.problem = t.problem "
+        "AND e.method = t.method AND e.seed = t.seed)", (method,)).fetchall()
+    db.close()
+    return set(rows)
+
+
+def copy_as_default(source: Path, candidate: str, target: Path, label: str,
+                    problem_condition: str) -> int:
+    """Copy the finished ``candidate`` runs of the results database ``source`` whose problem
+    meets ``problem_condition`` as ``label`` into ``target`` (which may be ``source``), but
+    for those already there; the number of runs copied."""
+    keys = sorted(_runs(source, candidate, problem_condition) - _runs(target, label))
+    if not keys:
+        return 0
+    ResultsStore(target.parent).close()  # created, or relabelled to today's labels
+    db = sqlite3.connect(target)
+    schema = "main"
+    if source.resolve() != target.resolve():
+        db.execute("ATTACH DATABASE ? AS src", (f"{source.resolve().as_uri()}?mode=ro",))
+        schema = "src"
     with db:
         for table in ("tasks", "evaluations"):
             columns = [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
             chosen = ", ".join("? AS method" if c == "method" else c for c in columns)
-            db.executemany(f"INSERT INTO {table} ({', '.join(columns)}) SELECT {chosen} "
-                           f"FROM {table} WHERE problem = ? AND seed = ? AND method = ?",
+            db.executemany(f"INSERT INTO main.{table} ({', '.join(columns)}) SELECT {chosen} "
+                           f"FROM {schema}.{table} WHERE problem = ? AND seed = ? "
+                           "AND method = ?",
                            [(label, problem, seed, candidate) for problem, seed in keys])
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
@@ -99,6 +134,9 @@ def rename_studies(path: Path) -> int:
                 new_method = spec_under_current_defaults(new_method)
             if _ran_without_own_box(settings, space):
                 new_method = spec_without_own_box(new_method)
+            if settings.get("kernel") == PRODUCT_KERNEL and SearchSpace.from_dict(
+                    json.loads(space)).is_categorical:  # bodi 0.3's model of such a space
+                new_method = spec_with_product_kernel(new_method)
             new = "/".join((problem, new_method, seed))
             if new != name:
                 db.execute("UPDATE studies SET name = ? WHERE name = ?", (new, name))
@@ -110,9 +148,10 @@ def rename_studies(path: Path) -> int:
 
 
 def main() -> None:
-    for name, candidate, label, condition in ADOPTIONS:
-        copied = copy_as_default(ROOT / "data" / name / DB_NAME, candidate, label, condition)
-        print(f"data/{name}: {copied} runs of {candidate} copied as {label}")
+    for source, candidate, target, label, condition in ADOPTIONS:
+        copied = copy_as_default(ROOT / "data" / source / DB_NAME, candidate,
+                                 ROOT / "data" / target / DB_NAME, label, condition)
+        print(f"data/{source} -> data/{target}: {copied} runs of {candidate} copied as {label}")
     renamed = rename_studies(ROOT / "data" / "multi_objective" / STUDIES)
     print(f"data/multi_objective: {renamed} studies renamed")
 

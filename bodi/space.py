@@ -382,6 +382,13 @@ class SearchSpace:
         return [self.parameters[i].cardinality for i in self.discrete_dims]
 
     @property
+    def is_categorical(self) -> bool:
+        """True when every parameter is categorical with at least three values (no binary,
+        integer or continuous parameter; a two-valued categorical is a binary choice)."""
+        return bool(self.parameters) and all(
+            p.kind == "categorical" and p.cardinality >= 3 for p in self.parameters)
+
+    @property
     def is_discrete(self) -> bool:
         """True when every parameter takes finitely many values (no continuous parameter)."""
         return not self.continuous_dims

@@ -680,3 +680,11 @@ def test_round_snaps_to_the_feasible_set():
     expected = torch.tensor([[1.0, 2.0, 0.25, 1.0], [0.0, 0.0, 1.0, 0.25]], dtype=torch.float64)
     assert torch.equal(space.round(X), expected)
     assert space.contains(space.round(X)).all()
+
+
+def test_is_categorical_means_every_parameter_categorical_with_three_or_more_values():
+    three = Categorical("a", ["x", "y", "z"])
+    assert SearchSpace([three, Categorical("b", [1, 2, 3, 4])]).is_categorical
+    for others in ([Binary("b")], [Categorical("b", ["p", "q"])], [Continuous("u", 0.0, 1.0)],
+                   [Integer("i", 0, 5)]):
+        assert not SearchSpace([three, *others]).is_categorical

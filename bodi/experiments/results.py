@@ -29,7 +29,11 @@ two behaviours:
    its own rule (``box_failure_tolerance=4``), a ``bodi`` run of bodi 0.2 on a problem with
    such parameters reads ``bodi[trust_region.box_failure_tolerance=null]``
    (:func:`spec_without_own_box`); on all-discrete problems the rule changes nothing and the
-   labels stay.
+   labels stay;
+3. from bodi 0.4 on, whose BODi models an all-categorical space with the exact Hamming
+   distance alone (``kernel="hamming"``), a ``bodi`` run without a ``kernel`` option on such a
+   problem reads ``bodi[kernel=hed*hamming]`` (:func:`spec_with_product_kernel`; a problem
+   the registry does not know keeps its label).
 """
 
 from __future__ import annotations
@@ -62,7 +66,7 @@ CREATE TABLE IF NOT EXISTS evaluations (
 
 
 #: ``PRAGMA user_version`` of a database whose method specs mean what bodi's defaults mean now
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 #: the spec option that gives a BODi run bodi 0.2's trust region (the box shrinks with the radius)
 BOX_WITH_RADIUS = "trust_region.box_failure_tolerance=null"
 
@@ -102,6 +106,36 @@ def spec_without_own_box(method: str) -> str:
     return f"bodi[{','.join([*items, BOX_WITH_RADIUS])}]"
 
 
+def spec_with_product_kernel(method: str) -> str:
+    """The spec, under bodi 0.4's defaults, of a run stored as ``method`` by bodi 0.2 or 0.3 on
+    an all-categorical problem: a ``bodi`` spec without a ``kernel`` option gets bodi 0.3's
+    ``kernel=hed*hamming`` (``"bodi"`` -> ``"bodi[kernel=hed*hamming]"``,
+    ``"bodi[design_noise=false]"`` -> ``"bodi[design_noise=false,kernel=hed*hamming]"``);
+    other specs and methods are unchanged."""
+    from bodi.optimizers.bo import PRODUCT_KERNEL
+    from bodi.optimizers.registry import parse_method
+
+    try:
+        name, options = parse_method(method)
+    except ValueError:  # not a spec of this version's registry: nothing to relabel
+        return method
+    if name != "bodi" or "kernel" in options:
+        return method
+    items = [item for item in method.removeprefix("bodi").strip("[]").split(",") if item]
+    return f"bodi[{','.join([*items, f'kernel={PRODUCT_KERNEL}'])}]"
+
+
+def _is_categorical_problem(problem: str) -> bool:
+    """Whether the registry knows ``problem`` and every parameter of its space is categorical
+    with three or more values (:attr:`bodi.space.SearchSpace.is_categorical`)."""
+    from bodi.problems.registry import get_problem
+
+    try:
+        return get_problem(problem).space.is_categorical
+    except (ValueError, OSError):
+        return False
+
+
 def _has_ordinal_parameters(db: sqlite3.Connection, problem: str) -> bool:
     """Whether a stored problem has continuous or integer parameters: from its space when the
     registry knows the name, else from a stored point (a JSON float is a continuous value)."""
@@ -129,6 +163,9 @@ def _current_labels(db: sqlite3.Connection) -> dict[tuple[str, str], str]:
         if version < 2 and (boxless := spec_without_own_box(new)) != new and (
                 _has_ordinal_parameters(db, problem)):
             new = boxless
+        if version < 3 and (product := spec_with_product_kernel(new)) != new and (
+                _is_categorical_problem(problem)):
+            new = product
         if new != method:
             labels[problem, method] = new
     return labels

@@ -568,7 +568,7 @@ def _check_model_options(options: Mapping[str, Any], space: SearchSpace | None) 
     ``space``, if given, too); returns the dictionary reference (its default filled in)."""
     dictionary_size, dictionary = options["dictionary_size"], options["dictionary"]
     dictionary_reference = options["dictionary_reference"]
-    if options["kernel"] not in KERNELS:
+    if options["kernel"] is not None and options["kernel"] not in KERNELS:
         raise ValueError(f"unknown kernel {options['kernel']!r}; choose one of {list(KERNELS)}")
     check_noise_prior(options["noise_prior"])
     if not isinstance(options["design_noise"], bool):
@@ -698,6 +698,19 @@ _DICTIONARY_KERNELS = {"hed": make_hed_kernel, "hed*hamming": make_hed_hamming_k
 #: consecutive failures after which BODi's box of continuous/integer parameters shrinks
 #: (:class:`TrustRegionSettings`' ``box_failure_tolerance``; TuRBO's rule, not tuned)
 BOX_FAILURE_TOLERANCE = 4
+#: BODi's default model of a space with binary, integer or continuous parameters (bodi 0.2)
+PRODUCT_KERNEL = "hed*hamming"
+#: BODi's default model of an all-categorical space (bodi 0.4; docs/results.md §5)
+CATEGORICAL_KERNEL = "hamming"
+
+
+def default_kernel(space: SearchSpace) -> str:
+    """BODi's default ``kernel`` for ``space``: :data:`CATEGORICAL_KERNEL` (the exact Hamming
+    distance alone) when every parameter is categorical with three or more values
+    (:attr:`SearchSpace.is_categorical`), else :data:`PRODUCT_KERNEL`."""
+    return CATEGORICAL_KERNEL if space.is_categorical else PRODUCT_KERNEL
+
+
 #: the kernels that ``kernel="auto"`` chooses between, by leave-one-out predictive density,
 #: that ``kernel="alternate"`` takes in turn and that ``kernel="portfolio"`` chooses from
 AUTO_KERNELS = ("hamming", "hed*hamming")
@@ -715,7 +728,9 @@ class BODi(GPOptimizer):
     all-zeros is special to the model, and the acquisition search is restricted to
     CASMOPOLITAN's Hamming trust region around the incumbent (``trust_region``; both
     docs/results.md, Section 4); the HED kernel is multiplied by a Matérn-5/2 of the exact
-    Hamming distance (``kernel="hed*hamming"``, since bodi 0.2; Section 5); the region's box
+    Hamming distance (``kernel="hed*hamming"``, since bodi 0.2; Section 5), except in
+    all-categorical spaces, where the exact Hamming distance alone is the model (since bodi
+    0.4; Section 5); the region's box
     of continuous/integer parameters shrinks after :data:`BOX_FAILURE_TOLERANCE` failures in
     a row (:attr:`default_trust_region`, since bodi 0.3; Section 5), which changes nothing
     in all-discrete spaces.
@@ -748,8 +763,10 @@ class BODi(GPOptimizer):
             :class:`TrustRegionSettings` or a dict of its fields (set on top of
             :attr:`default_trust_region`; ``{"box_failure_tolerance": None}`` is bodi 0.2's
             region); see :class:`GPOptimizer`.
-        kernel: the model of the binary/categorical parameters: ``"hed*hamming"`` (default:
-            the product of the HED kernel with the dictionary above and a Matérn-5/2 of the
+        kernel: the model of the binary/categorical parameters: ``None`` (default:
+            :func:`default_kernel`, ``"hamming"`` when every parameter is categorical with three
+            or more values, since bodi 0.4, else ``"hed*hamming"``), ``"hed*hamming"`` (the
+            product of the HED kernel with the dictionary above and a Matérn-5/2 of the
             exact Hamming distance, docs/results.md §5), ``"hed"`` (the HED kernel alone, the
             paper's model and the default before version 0.2), ``"hamming"`` (the Matérn-5/2
             of the exact Hamming distance with one lengthscale, HED's limit of many random
@@ -788,7 +805,7 @@ class BODi(GPOptimizer):
         new_dictionary_every_iteration: bool = True,
         dictionary_reference: str | None = None,
         trust_region: bool | TrustRegionSettings | dict[str, Any] | None = None,
-        kernel: str = "hed*hamming",
+        kernel: str | None = None,
         noise_prior: str = "lognormal",
         design_noise: bool = False,
         **kwargs: Any,
@@ -799,7 +816,7 @@ class BODi(GPOptimizer):
             dictionary_size=dictionary_size, dictionary=dictionary,
             dictionary_reference=dictionary_reference, kernel=kernel,
             noise_prior=noise_prior, design_noise=design_noise), space)
-        self.kernel = kernel
+        self.kernel = default_kernel(space) if kernel is None else kernel
         self.noise_prior = noise_prior
         self.design_noise = design_noise
         self.dictionary_reference = dictionary_reference

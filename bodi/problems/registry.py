@@ -5,9 +5,10 @@ Names: ``labs<N>`` (e.g. ``labs50``), ``maxsat60`` (needs the frb10-6-4.wcnf fil
 multiple of 6, e.g. ``maxsat-frb126``), ``pest`` and ``pest<N>`` (``N`` stages, e.g.
 ``pest50``), ``ackley53``, ``svm53`` (optional ``csv=``),
 ``planted-binary<N>``, ``ackley<N>`` (``N - 3`` binary and 3 continuous parameters, e.g.
-``ackley103``), ``ackley-categorical<N>`` (``N`` categorical parameters with 11 values, e.g.
-``ackley-categorical20``), and any of these followed by ``-shifted``; then optionally by ``-atmost<K>``
-(at most ``K`` binary parameters on, e.g. ``svm53-atmost10``; :mod:`bodi.problems.constrained`).
+``ackley103``), ``ackley-categorical<N>`` (``N`` categorical parameters with 11 values,
+e.g. ``ackley-categorical20``), and any of these followed by ``-shifted``; then optionally by
+``-atmost<K>`` (at most ``K`` binary parameters on, e.g. ``svm53-atmost10``;
+:mod:`bodi.problems.constrained`).
 """
 
 from __future__ import annotations
@@ -87,7 +88,9 @@ def _base_problem(base: str, name: str, wcnf, csv) -> Problem:
         return pest()
     if base == "svm53":
         return svm53(csv)
-    match = re.fullmatch(r"(labs|maxsat-random|maxsat-frb|planted-binary|ackley-categorical|ackley|pest)(\d+)", base)
+    match = re.fullmatch(
+        r"(labs|maxsat-random|maxsat-frb|planted-binary|ackley-categorical|ackley|pest)(\d+)",
+        base)
     if match:
         family, size = match.group(1), int(match.group(2))
         minimum, factory = _FAMILIES[family]

@@ -16,10 +16,10 @@ from bodi.experiments.analysis import (
     report,
     shift_report,
 )
-from bodi.experiments.results import Evaluation, ResultsStore
+from bodi.experiments.results import FORMAT_VERSION, Evaluation, ResultsStore
 from bodi.experiments.runner import expand_seeds, run_benchmark
 from bodi.optimizers.registry import make_optimizer, parse_method, split_methods
-from bodi.space import Binary, Continuous, SearchSpace
+from bodi.space import Binary, Categorical, Continuous, SearchSpace
 
 
 def _rows(out):
@@ -267,7 +267,7 @@ def test_runs_of_bodi_02_on_mixed_problems_are_relabelled_with_its_trust_region(
     assert stored()[0] == 1
     # a writer relabels the file
     ResultsStore(tmp_path).close()
-    assert stored() == (2, expected)
+    assert stored() == (FORMAT_VERSION, expected)
     # each new label builds the region that the run had under bodi 0.2
     space = SearchSpace([Binary("a"), Continuous("u", 0.0, 1.0)])
     for method in methods[:-2] + methods[-1:]:  # sa has no region
@@ -275,6 +275,45 @@ def test_runs_of_bodi_02_on_mixed_problems_are_relabelled_with_its_trust_region(
                                 direction="minimize").trust_region_settings
         box = None if region is None else region.box_failure_tolerance
         assert box == (4 if "=4" in method else None), method
+
+
+def test_runs_of_bodi_03_on_categorical_problems_are_relabelled_with_its_kernel(tmp_path):
+    from bodi.experiments.results import spec_with_product_kernel
+
+    # a database of bodi 0.3 (user_version 2): an all-categorical problem of the registry,
+    # an unknown problem (its integers could be categories or integers: left alone) and a
+    # binary one
+    problems = {"pest50-shifted": {"x1": 1}, "mine": {"a": 1}, "labs50-shifted": {"x1": True}}
+    methods = ("bodi", "bodi[design_noise=false]", "bodi[kernel=hamming]",
+               "bodi[kernel=hed]", "bodi-paper", "bounce")
+    store = ResultsStore(tmp_path)
+    for problem, params in problems.items():
+        for method in methods:
+            store.register(problem, method, 0, "minimize", None, 1, 1)
+            store.append(problem, method, 0, "minimize", Evaluation(params, 1.0, 0.0, 0.0))
+    store.close()
+    with sqlite3.connect(tmp_path / "results.db") as db:
+        db.execute("PRAGMA user_version = 2")
+    categorical = sorted(["bodi[kernel=hed*hamming]", "bodi[design_noise=false,kernel=hed*hamming]",
+                          *methods[2:]])
+    reader = ResultsStore(tmp_path, read_only=True)
+    assert {t["method"] for t in reader.tasks() if t["problem"] == "pest50-shifted"} == set(
+        categorical)
+    reader.close()
+    ResultsStore(tmp_path).close()
+    with sqlite3.connect(tmp_path / "results.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION
+        for problem in problems:
+            stored = sorted(m for (m,) in db.execute(
+                "SELECT method FROM evaluations WHERE problem = ?", (problem,)))
+            assert stored == (categorical if problem == "pest50-shifted" else sorted(methods))
+    # each new label builds bodi 0.3's model of a categorical space
+    space = SearchSpace([Categorical("a", ["x", "y", "z"]), Categorical("b", [1, 2, 3])])
+    for method in methods[:2]:
+        optimizer = make_optimizer(spec_with_product_kernel(method), space, seed=0,
+                                   direction="minimize")
+        assert optimizer.kernel == "hed*hamming"
+    assert make_optimizer("bodi", space, seed=0, direction="minimize").kernel == "hamming"
 
 
 def test_report_ranks_across_problems_and_tests_the_winners_lead(tmp_path):

@@ -287,6 +287,40 @@ def test_the_default_kernel_is_hed_times_hamming_and_a_hed_study_continues_as_he
         bodi.BODi(space, seed=0, n_init=4, dictionary_size=16, storage=path)
 
 
+def test_an_all_categorical_space_defaults_to_the_hamming_kernel_and_a_03_study_continues(
+        tmp_path):
+    from bodi.hed.kernel import HammingEmbeddingKernel
+    from bodi.optimizers.bo import default_kernel
+
+    categorical = planted_categorical(8, choices=4, seed=1)
+    space = categorical.space
+    assert space.is_categorical and default_kernel(space) == "hamming"
+    assert bodi.BODi(space).kernel == "hamming"
+    assert bodi.BODi(space, kernel="hed*hamming").kernel == "hed*hamming"  # asked for
+    for other in (planted_binary(8).space, planted_mixed(seed=2).space,
+                  SearchSpace([Categorical("a", ["x", "y", "z"]), Binary("b")]),
+                  SearchSpace([Categorical("a", ["x", "y"]), Categorical("b", [1, 2, 3])])):
+        assert bodi.BODi(other).kernel == "hed*hamming"
+    # the default and the explicit option are one method: the same suggestions
+    runs = []
+    for kernel in (None, "hamming"):
+        opt = bodi.BODi(space, seed=3, n_init=6, kernel=kernel, **FAST)
+        for _ in range(10):
+            x = opt.ask()
+            opt.tell(x, float(categorical(x)))
+        runs.append([t.params for t in opt.trials])
+        assert not any(isinstance(k, HammingEmbeddingKernel)
+                       for k in opt.model.covar_module.modules())
+    assert runs[0] == runs[1]
+    # a study of bodi 0.3 (the product kernel) says which setting differs, and continues
+    path = tmp_path / "study.db"
+    old = bodi.BODi(space, seed=0, n_init=4, kernel="hed*hamming", storage=path, **FAST)
+    old.tell(old.ask(4), [1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(ValueError, match="kernel: stored 'hed\\*hamming', given 'hamming'"):
+        bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST)
+    assert bodi.load_study(path).kernel == "hed*hamming"
+
+
 def test_the_noise_prior_is_an_option_stored_with_the_study(tmp_path):
     from gpytorch.priors import GammaPrior
 

@@ -416,7 +416,7 @@ def test_categorical_ackley_values_optimum_and_shifted_twin():
     twin = get_problem("ackley-categorical20-shifted")
     assert abs(twin(twin.optimal_params)) < 1e-12 and twin.optimal_params != problem.optimal_params
     for bad in ("ackley-categorical0", "ackley-categorical"):
-        with pytest.raises(ValueError, match="ackley-categorical|unknown problem"):
+        with pytest.raises(ValueError, match=r"ackley-categorical|unknown problem"):
             get_problem(bad)
 
 
