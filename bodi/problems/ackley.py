@@ -8,6 +8,9 @@
 The optimum 0 is at ``x = 0``, ``u = 0.5``. The authors' code adds uniform noise in
 ``[0, 1e-6)``; ``noise=True`` does the same (drawn from a generator seeded with ``seed``).
 (BoTorch's ``AckleyMixed`` is a different parametrisation, not the paper's.)
+
+:func:`categorical_ackley` is Ackley on an 11-value grid whose values the optimizer sees as
+categories (``ackley-categorical<N>``).
 """
 
 from __future__ import annotations
@@ -33,7 +36,12 @@ def ackley_mixed(X: Tensor, n_continuous: int = N_CONTINUOUS) -> Tensor:
     n_binary = X.shape[-1] - n_continuous
     if n_binary < 1:
         raise ValueError(f"expected ... x D inputs with D > {n_continuous}, got {tuple(X.shape)}")
-    z = torch.cat([X[..., :n_binary], 2.0 * X[..., n_binary:] - 1.0], dim=-1)
+    return ackley_function(torch.cat([X[..., :n_binary], 2.0 * X[..., n_binary:] - 1.0], dim=-1))
+
+
+def ackley_function(z: Tensor) -> Tensor:
+    """The standard Ackley function (``a = 20``, ``b = 0.2``, ``c = 2 pi``) of each row of an
+    ``... x D`` tensor ``z``: ``...`` values."""
     d = z.shape[-1]
     return (
         20.0
@@ -83,10 +91,9 @@ def categorical_ackley(dim: int = 20) -> Problem:
     """Ackley on a grid, ``dim`` categorical parameters ``c1 .. c<dim>`` with 11 values each,
     named ``ackley-categorical<dim>`` (minimize, optimum 0 at the middle value ``v5``).
 
-    Value ``k`` of a parameter stands for ``z = -32.768 + 6.5536 k``, the standard Ackley
-    function (``a = 20``, ``b = 0.2``, ``c = 2 pi``) is taken of ``z``; the optimizer sees the
-    values as unordered categories (after MCBO's categorical Ackley, Dadkhahi et al. / Dreczkowski
-    et al. 2023, there with 20 parameters).
+    Value ``k`` of a parameter stands for ``z = -32.768 + 6.5536 k``, and the value is
+    :func:`ackley_function` of ``z``; the optimizer sees the values as unordered categories
+    (after the categorical Ackley of the MCBO suite, there with 20 parameters).
     """
     if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
         raise ValueError(f"dim must be a positive integer, got {dim!r}")
@@ -94,13 +101,7 @@ def categorical_ackley(dim: int = 20) -> Problem:
     space = SearchSpace([Categorical(f"c{i + 1}", labels) for i in range(dim)])
 
     def evaluate(X: Tensor) -> Tensor:
-        z = CATEGORICAL_GRID[torch.as_tensor(X, dtype=DTYPE).round().long()]
-        return (
-            20.0
-            + math.e
-            - 20.0 * torch.exp(-0.2 * torch.sqrt((z**2).sum(-1) / dim))
-            - torch.exp(torch.cos(2.0 * math.pi * z).sum(-1) / dim)
-        )
+        return ackley_function(CATEGORICAL_GRID[torch.as_tensor(X, dtype=DTYPE).round().long()])
 
     optimum = {f"c{i + 1}": "v5" for i in range(dim)}
     return Problem(f"ackley-categorical{dim}", space, evaluate, "minimize", 0.0, optimum)
