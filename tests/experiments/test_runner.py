@@ -225,6 +225,19 @@ def test_runs_stored_under_older_defaults_are_relabelled_once(tmp_path):
     assert methods("tasks") == sorted([*expected, "bodi"])
 
 
+def _store_as_version(folder, problems: dict, methods, version: int) -> None:
+    """A results database whose runs (one evaluation of each method on each problem, with
+    the problem's params) an older bodi stored: ``PRAGMA user_version`` set to ``version``."""
+    store = ResultsStore(folder)
+    for problem, params in problems.items():
+        for method in methods:
+            store.register(problem, method, 0, "minimize", None, 1, 1)
+            store.append(problem, method, 0, "minimize", Evaluation(params, 1.0, 0.0, 0.0))
+    store.close()
+    with sqlite3.connect(folder / "results.db") as db:
+        db.execute(f"PRAGMA user_version = {version}")
+
+
 def test_runs_of_bodi_02_on_mixed_problems_are_relabelled_with_its_trust_region(tmp_path):
     from bodi.experiments.results import spec_without_own_box
 
@@ -235,14 +248,7 @@ def test_runs_of_bodi_02_on_mixed_problems_are_relabelled_with_its_trust_region(
     methods = ("bodi", "bodi[trust_region.init_radius=2]", "bodi[trust_region=false]",
                "bodi[trust_region.box_failure_tolerance=4]", "bodi-paper", "sa",
                "bodi[kernel=hed,trust_region.schedule=geometric]")
-    store = ResultsStore(tmp_path)
-    for problem, params in problems.items():
-        for method in methods:
-            store.register(problem, method, 0, "minimize", None, 1, 1)
-            store.append(problem, method, 0, "minimize", Evaluation(params, 1.0, 0.0, 0.0))
-    store.close()
-    with sqlite3.connect(tmp_path / "results.db") as db:
-        db.execute("PRAGMA user_version = 1")
+    _store_as_version(tmp_path, problems, methods, 1)
     mixed = sorted(["bodi[trust_region.box_failure_tolerance=null]",
                     "bodi[trust_region.init_radius=2,trust_region.box_failure_tolerance=null]",
                     *methods[2:]])
@@ -286,14 +292,7 @@ def test_runs_of_bodi_03_on_categorical_problems_are_relabelled_with_its_kernel(
     problems = {"pest50-shifted": {"x1": 1}, "mine": {"a": 1}, "labs50-shifted": {"x1": True}}
     methods = ("bodi", "bodi[design_noise=false]", "bodi[kernel=hamming]",
                "bodi[kernel=hed]", "bodi-paper", "bounce")
-    store = ResultsStore(tmp_path)
-    for problem, params in problems.items():
-        for method in methods:
-            store.register(problem, method, 0, "minimize", None, 1, 1)
-            store.append(problem, method, 0, "minimize", Evaluation(params, 1.0, 0.0, 0.0))
-    store.close()
-    with sqlite3.connect(tmp_path / "results.db") as db:
-        db.execute("PRAGMA user_version = 2")
+    _store_as_version(tmp_path, problems, methods, 2)
     categorical = sorted(["bodi[kernel=hed*hamming]", "bodi[design_noise=false,kernel=hed*hamming]",
                           *methods[2:]])
     reader = ResultsStore(tmp_path, read_only=True)
