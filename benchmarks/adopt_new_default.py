@@ -110,9 +110,9 @@ def copy_as_default(source: Path, candidate: str, target: Path, label: str,
     return len(keys)
 
 
-def _ran_without_own_box(settings: dict, space: str) -> bool:
+def _ran_without_own_box(settings: dict, space: SearchSpace) -> bool:
     """Whether a stored BODi study ran bodi 0.2's region on a space where bodi 0.3's differs."""
-    region, space = settings.get("trust_region"), SearchSpace.from_dict(json.loads(space))
+    region = settings.get("trust_region")
     return (bool(space.ordinal_dims) and isinstance(region, dict)
             and region.get("box_failure_tolerance") is None
             and region.get("schedule", "tolerance") == "tolerance")
@@ -128,14 +128,13 @@ def rename_studies(path: Path) -> int:
         for name, settings, space in db.execute(
                 "SELECT name, settings, space FROM studies").fetchall():
             problem, method, seed = name.split("/")
-            settings = json.loads(settings)
+            settings, space = json.loads(settings), SearchSpace.from_dict(json.loads(space))
             new_method = method
             if settings.get("kernel", "hed") == "hed":
                 new_method = spec_under_current_defaults(new_method)
             if _ran_without_own_box(settings, space):
                 new_method = spec_without_own_box(new_method)
-            if settings.get("kernel") == PRODUCT_KERNEL and SearchSpace.from_dict(
-                    json.loads(space)).is_categorical:  # bodi 0.3's model of such a space
+            if settings.get("kernel") == PRODUCT_KERNEL and space.is_categorical:  # bodi 0.3's
                 new_method = spec_with_product_kernel(new_method)
             new = "/".join((problem, new_method, seed))
             if new != name:

@@ -44,9 +44,12 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bodi.directions import sign
+
+if TYPE_CHECKING:
+    from bodi.space import SearchSpace
 
 DB_NAME = "results.db"
 SCHEMA = """
@@ -101,9 +104,7 @@ def spec_without_own_box(method: str) -> str:
     if isinstance(region, dict) and ("box_failure_tolerance" in region
                                      or region.get("schedule", "tolerance") != "tolerance"):
         return method
-    items = [item for item in method.removeprefix("bodi").strip("[]").split(",")
-             if item and item.replace(" ", "").lower() != "trust_region=true"]
-    return f"bodi[{','.join([*items, BOX_WITH_RADIUS])}]"
+    return _with_option(method, BOX_WITH_RADIUS, drop="trust_region=true")
 
 
 def spec_with_product_kernel(method: str) -> str:
@@ -121,29 +122,32 @@ def spec_with_product_kernel(method: str) -> str:
         return method
     if name != "bodi" or "kernel" in options:
         return method
-    items = [item for item in method.removeprefix("bodi").strip("[]").split(",") if item]
-    return f"bodi[{','.join([*items, f'kernel={PRODUCT_KERNEL}'])}]"
+    return _with_option(method, f"kernel={PRODUCT_KERNEL}")
 
 
-def _is_categorical_problem(problem: str) -> bool:
-    """Whether the registry knows ``problem`` and every parameter of its space is categorical
-    with three or more values (:attr:`bodi.space.SearchSpace.is_categorical`)."""
+def _with_option(method: str, option: str, drop: str | None = None) -> str:
+    """The ``bodi`` spec ``method`` with ``option`` appended to its bracket (an item equal to
+    ``drop``, spaces and case aside, left out)."""
+    items = [item for item in method.removeprefix("bodi").strip("[]").split(",")
+             if item and item.replace(" ", "").lower() != drop]
+    return f"bodi[{','.join([*items, option])}]"
+
+
+def _registry_space(problem: str) -> SearchSpace | None:
+    """The space of ``problem`` if the registry knows the name, else ``None``."""
     from bodi.problems.registry import get_problem
 
     try:
-        return get_problem(problem).space.is_categorical
+        return get_problem(problem).space
     except (ValueError, OSError):
-        return False
+        return None
 
 
-def _has_ordinal_parameters(db: sqlite3.Connection, problem: str) -> bool:
-    """Whether a stored problem has continuous or integer parameters: from its space when the
-    registry knows the name, else from a stored point (a JSON float is a continuous value)."""
-    from bodi.problems.registry import get_problem
-
-    try:
-        space = get_problem(problem).space
-    except (ValueError, OSError):
+def _has_ordinal_parameters(db: sqlite3.Connection, problem: str,
+                            space: SearchSpace | None) -> bool:
+    """Whether a stored problem has continuous or integer parameters: from its registry
+    ``space`` if known, else from a stored point (a JSON float is a continuous value)."""
+    if space is None:
         row = db.execute("SELECT params FROM evaluations WHERE problem = ? LIMIT 1",
                          (problem,)).fetchone()
         return row is not None and any(
@@ -158,13 +162,21 @@ def _current_labels(db: sqlite3.Connection) -> dict[tuple[str, str], str]:
     if version >= FORMAT_VERSION:
         return {}
     labels = {}
+    spaces: dict[str, SearchSpace | None] = {}  # one registry lookup per problem
+
+    def space_of(problem: str) -> SearchSpace | None:
+        if problem not in spaces:
+            spaces[problem] = _registry_space(problem)
+        return spaces[problem]
+
     for problem, method in db.execute("SELECT DISTINCT problem, method FROM tasks").fetchall():
         new = spec_under_current_defaults(method) if version < 1 else method
         if version < 2 and (boxless := spec_without_own_box(new)) != new and (
-                _has_ordinal_parameters(db, problem)):
+                _has_ordinal_parameters(db, problem, space_of(problem))):
             new = boxless
+        # an all-categorical problem of the registry (an unknown one keeps its label)
         if version < 3 and (product := spec_with_product_kernel(new)) != new and (
-                _is_categorical_problem(problem)):
+                (space := space_of(problem)) is not None and space.is_categorical):
             new = product
         if new != method:
             labels[problem, method] = new

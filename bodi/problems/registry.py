@@ -49,6 +49,11 @@ _FAMILIES: dict[str, tuple[int, Callable[[int], Problem]]] = {
 }
 
 
+#: the families' names as a regular-expression alternation, longest first (``ackley`` after
+#: ``ackley-categorical``)
+_FAMILY_NAMES = "|".join(sorted(map(re.escape, _FAMILIES), key=len, reverse=True))
+
+
 def _valid_names() -> str:
     return (
         ", ".join([*PROBLEMS, *PATTERNS])
@@ -88,9 +93,7 @@ def _base_problem(base: str, name: str, wcnf, csv) -> Problem:
         return pest()
     if base == "svm53":
         return svm53(csv)
-    match = re.fullmatch(
-        r"(labs|maxsat-random|maxsat-frb|planted-binary|ackley-categorical|ackley|pest)(\d+)",
-        base)
+    match = re.fullmatch(rf"({_FAMILY_NAMES})(\d+)", base)
     if match:
         family, size = match.group(1), int(match.group(2))
         minimum, factory = _FAMILIES[family]
