@@ -8,6 +8,7 @@ from typing import Any
 from bodi.integrations.spaces.codecs import Codec, from_bodi
 from bodi.novelty import SearchSpaceExhaustedError
 from bodi.optimizers.bo import BODi
+from bodi.optimizers.random_search import RandomSearch
 from bodi.space import SearchSpace
 from bodi.trials import History
 
@@ -40,6 +41,7 @@ def propose(
     failed: Sequence[Mapping[str, Any]],
     pending: Sequence[Mapping[str, Any]],
     constraints: Sequence[Sequence[float]] | None = None,
+    at_random: bool = False,
 ) -> dict[str, Any] | None:
     """One configuration (host values) that BODi suggests from bodi-valued observations.
 
@@ -51,14 +53,18 @@ def propose(
     left. ``constraints``, if given, holds each completed configuration's outcome-constraint
     values (``c`` numbers, feasible when all are ``<= 0``): BODi then models them
     (``outcome_constraints=c``). The observations become a :class:`bodi.trials.History` that
-    BODi suggests from directly: no study, nothing replayed.
+    BODi suggests from directly: no study, nothing replayed. ``at_random=True`` draws the
+    configuration uniformly at random instead (:class:`~bodi.optimizers.random_search.
+    RandomSearch`: in a discrete space, none of the observed or pending ones).
     """
     space = SearchSpace([codec.parameter for codec in codecs])
     directions = direction.split(",")
     n_constraints = len(constraints[0]) if constraints else 0
     # n_init=0: the host framework's start-up trials are the initial design
-    opt = BODi(space, seed=seed, directions=directions, n_init=0,
-               outcome_constraints=n_constraints, **options)
+    opt = RandomSearch(space, seed=seed, directions=directions,
+                       outcome_constraints=n_constraints) if at_random else BODi(
+        space, seed=seed, directions=directions, n_init=0, outcome_constraints=n_constraints,
+        **options)
     history = History.from_observations(space, directions, completed=completed,
                                         constraints=constraints or None, failed=failed,
                                         pending=pending)

@@ -11,8 +11,14 @@ How a suggestion is made (``sample_relative``):
 * The relative search space is the intersection of the distributions of all COMPLETE trials
   (:func:`optuna.search_space.intersection_search_space`), less single-valued distributions.
   Parameters outside it (conditional or dynamic ones) are sampled independently.
-* Until ``n_startup_trials`` trials are COMPLETE the sampler returns ``{}``, so every parameter
-  comes from the independent sampler (random sampling).
+* Before any trial is COMPLETE the relative search space is unknown (Optuna defines it by
+  running), so the sampler returns ``{}`` and every parameter comes from the independent
+  sampler (random sampling); trials started concurrently at that moment may repeat each other
+  in a small finite space.
+* Until ``n_startup_trials`` trials are COMPLETE the configuration is drawn uniformly at random
+  (:class:`~bodi.optimizers.random_search.RandomSearch`): in a discrete space, none of the
+  COMPLETE, failed, RUNNING or WAITING trials' configurations. The system attribute
+  ``bodi:proposer`` says who proposed a trial (``"random"`` or ``"bodi"``).
 * Otherwise a fresh :class:`~bodi.optimizers.bo.BODi` (without its own initial design) is built
   on the mapped space (see :mod:`bodi.integrations.spaces.codecs` for the mapping of each
   distribution) and told the whole study, read from the storage at every call:
@@ -90,6 +96,8 @@ from bodi.seeding import derive_seed
 __all__ = ["BODiSampler"]
 
 PARAMS_KEY = "bodi:params"
+#: the system attribute that says who proposed a trial's stored parameters ("bodi" or "random")
+PROPOSER_KEY = "bodi:proposer"
 _CHUNK = 2045  # RDB storages keep at most 2045 characters per system attribute value
 MAX_ATTEMPTS = 3  # proposals per trial when a concurrent process stored the same one
 
@@ -111,12 +119,14 @@ def _stored_proposal(trial: FrozenTrial) -> dict[str, Any]:
         return {}
 
 
-def _store_proposal(study: Study, trial: FrozenTrial, params: dict[str, Any]) -> None:
+def _store_proposal(study: Study, trial: FrozenTrial, params: dict[str, Any],
+                    proposer: str) -> None:
     text = json.dumps(params)
     chunks = [text[i : i + _CHUNK] for i in range(0, len(text), _CHUNK)] or [""]
     for i, chunk in enumerate(chunks):
         study._storage.set_trial_system_attr(trial._trial_id, f"{PARAMS_KEY}:{i}", chunk)
     study._storage.set_trial_system_attr(trial._trial_id, f"{PARAMS_KEY}:chunks", len(chunks))
+    study._storage.set_trial_system_attr(trial._trial_id, PROPOSER_KEY, proposer)
 
 
 def _known_params(trial: FrozenTrial) -> dict[str, Any]:
@@ -211,8 +221,8 @@ class BODiSampler(BaseSampler):
         codecs = [c for c in codecs if c is not None]
         with self._lock:
             trials = study.get_trials(deepcopy=False)
-            if sum(t.state == TrialState.COMPLETE for t in trials) < self._n_startup_trials:
-                return {}
+            at_random = sum(t.state == TrialState.COMPLETE for t in trials) < (
+                self._n_startup_trials)
             direction = _direction(study)
             for attempt in range(MAX_ATTEMPTS):
                 if attempt:
@@ -230,10 +240,11 @@ class BODiSampler(BaseSampler):
                     failed=failed,
                     pending=pending,
                     constraints=constraints,
+                    at_random=at_random,
                 )
                 if params is None:  # a finite space with every configuration used
                     return self._best_complete(study, search_space)
-                _store_proposal(study, trial, params)
+                _store_proposal(study, trial, params, "random" if at_random else "bodi")
                 # Another process may have stored the same proposal meanwhile: then ask again,
                 # with that one pending. (Each checks after storing, so two concurrent proposals
                 # cannot both pass with the same parameters.)

@@ -21,7 +21,7 @@ from optuna.trial import TrialState, create_trial  # noqa: E402
 
 import bodi  # noqa: E402
 import bodi.integrations.optuna as bodi_optuna  # noqa: E402
-from bodi.integrations.optuna import PARAMS_KEY, BODiSampler  # noqa: E402
+from bodi.integrations.optuna import PROPOSER_KEY, BODiSampler  # noqa: E402
 from bodi.integrations.spaces.codecs import (  # noqa: E402
     BinaryCodec,
     ChoiceCodec,
@@ -53,8 +53,8 @@ def planted(trial) -> float:
 
 
 def _bodi_trials(study) -> list:
-    """Trials whose relative parameters came from BODi (the sampler stores each proposal)."""
-    return [t for t in study.get_trials() if f"{PARAMS_KEY}:chunks" in t.system_attrs]
+    """Trials whose relative parameters came from BODi (the sampler stores who proposed)."""
+    return [t for t in study.get_trials() if t.system_attrs.get(PROPOSER_KEY) == "bodi"]
 
 
 # ------------------------------------------------------------------ the mapping
@@ -129,7 +129,8 @@ def test_a_multi_objective_study_gets_bodi_with_qlognehvi(monkeypatch):
     original = bodi_optuna.propose
 
     def spy(codecs, **kwargs):
-        seen.append((kwargs["direction"], [v for _, v in kwargs["completed"]]))
+        if not kwargs["at_random"]:
+            seen.append((kwargs["direction"], [v for _, v in kwargs["completed"]]))
         return original(codecs, **kwargs)
 
     monkeypatch.setattr(bodi_optuna, "propose", spy)
@@ -201,16 +202,29 @@ def test_the_study_is_told_complete_failed_pruned_and_running_trials(monkeypatch
     assert told["pending"] == [{"b": True, "k": 4}]  # the running trial, k not yet suggested
 
 
-def test_startup_trials_are_sampled_independently_then_bodi_takes_over(monkeypatch):
+def test_startup_trials_are_random_then_bodi_takes_over(monkeypatch):
     calls = []
     real = bodi_optuna.propose
-    monkeypatch.setattr(bodi_optuna, "propose", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(bodi_optuna, "propose",
+                        lambda *a, **k: calls.append(k["at_random"]) or real(*a, **k))
     study = optuna.create_study(sampler=BODiSampler(seed=0, n_startup_trials=5, **SMALL))
     objective = lambda t: t.suggest_int("k", 0, 20) + t.suggest_categorical("b", [0, 1])  # noqa: E731
     study.optimize(objective, n_trials=5)
-    assert not calls and not _bodi_trials(study)
+    # the first trial is sampled independently (no space known yet), the next four at random
+    assert calls == [True] * 4 and not _bodi_trials(study)
+    assert [t.system_attrs.get(PROPOSER_KEY) for t in study.trials] == [None] + ["random"] * 4
     study.optimize(objective, n_trials=2)
-    assert len(calls) == 2 and len(_bodi_trials(study)) == 2
+    assert calls[4:] == [False, False] and len(_bodi_trials(study)) == 2
+
+
+def test_random_startup_trials_never_repeat_a_configuration():
+    # 32 configurations and 20 start-up trials: independent draws would repeat with
+    # probability 1 - prod(1 - i / 32 for i < 20) > 0.99; each trial after the first avoids them
+    study = optuna.create_study(sampler=BODiSampler(seed=0, n_startup_trials=20))
+    study.optimize(lambda t: float(sum(t.suggest_categorical(f"b{i}", [0, 1])
+                                       for i in range(5))), n_trials=20)
+    configurations = {tuple(sorted(t.params.items())) for t in study.trials}
+    assert len(configurations) == 20 and not _bodi_trials(study)
 
 
 def test_independent_sampling_is_seeded_per_trial():
@@ -347,7 +361,8 @@ def test_a_proposal_stored_meanwhile_by_another_process_is_not_repeated(monkeypa
     def fake_propose(codecs, **kwargs):
         calls.append(kwargs)
         if len(calls) == 1:  # the other process stores the same proposal meanwhile
-            bodi_optuna._store_proposal(study, study.trials[other.number], {"b": True, "k": 4})
+            bodi_optuna._store_proposal(study, study.trials[other.number], {"b": True, "k": 4},
+                                        "bodi")
             return {"b": True, "k": 4}
         return {"b": True, "k": 5}
 

@@ -25,7 +25,7 @@ from optuna.distributions import (  # noqa: E402
 from optuna.samplers import RandomSampler  # noqa: E402
 from optuna.trial import TrialState, create_trial  # noqa: E402
 
-from bodi.integrations.optuna import PARAMS_KEY, BODiSampler  # noqa: E402
+from bodi.integrations.optuna import PROPOSER_KEY, BODiSampler  # noqa: E402
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -124,7 +124,7 @@ def test_model_proposals_keep_types_bounds_steps_and_none_or_bool_choices():
         assert isinstance(trial.params["k"], int) and (trial.params["k"] - 3) % 2 == 0
         assert float(trial.params["x"] * 2).is_integer()
         study.tell(trial, float(trial.params["x"]) + trial.params["k"])
-    assert sum(f"{PARAMS_KEY}:chunks" in t.system_attrs for t in study.trials) == 5
+    assert sum(t.system_attrs.get(PROPOSER_KEY) == "bodi" for t in study.trials) == 5
 
 
 def test_exhausted_finite_space_proposes_the_best_configuration_again():
@@ -192,14 +192,16 @@ def test_two_jobs_share_an_rdb_storage_without_repeats(tmp_path):
     def objective(trial):
         return float(sum(trial.suggest_categorical(f"b{i}", space) for i in range(6)))
 
-    for worker in range(2):  # two studies (as two processes would) on one RDB storage
-        study = optuna.load_study(study_name="s", storage=storage, sampler=bodi_sampler()) \
-            if worker else optuna.create_study(study_name="s", storage=storage,
-                                               sampler=bodi_sampler())
+    # one trial first: before any trial is complete Optuna does not know the space, and two
+    # threads that start then sample independently (they may repeat each other)
+    optuna.create_study(study_name="s", storage=storage, sampler=bodi_sampler()).optimize(
+        objective, n_trials=1)
+    for _ in range(2):  # two studies (as two processes would) on one RDB storage
+        study = optuna.load_study(study_name="s", storage=storage, sampler=bodi_sampler())
         study.optimize(objective, n_trials=6, n_jobs=2)
     trials = optuna.load_study(study_name="s", storage=storage).trials
     configurations = [tuple(sorted(t.params.items())) for t in trials]
-    assert len(trials) == 12 and len(set(configurations)) == 12
+    assert len(trials) == 13 and len(set(configurations)) == 13
 
 
 def test_the_sampler_pickles_with_its_settings():
