@@ -6,8 +6,10 @@ Usage:
 1. Results databases are relabelled when a newer bodi first writes to them, and reports read
    older ones under today's labels (:mod:`bodi.experiments.results`): bodi 0.1's ``bodi`` ->
    ``bodi[kernel=hed]``; bodi 0.2's ``bodi...`` specs on problems with continuous or integer
-   parameters -> ``bodi[...,trust_region.box_failure_tolerance=null]``. So the large
-   databases stay as committed; this script opens for writing only the one it copies into.
+   parameters -> ``bodi[...,trust_region.box_failure_tolerance=null]``; bodi 0.2's and 0.3's
+   on all-categorical problems -> ``bodi[...,kernel=hed*hamming]``; bodi 0.1-0.4's ->
+   ``bodi[...,design_in_model=all]``. So the large databases stay as committed; this script
+   opens for writing only the one it copies into.
 2. The finished runs of the candidate that became the default are copied as the default
    beside the other runs of the same protocol, and stay under their own name:
 
@@ -25,17 +27,31 @@ Usage:
      seeds 0-9, into ``data/categorical`` as ``bodi[design_noise=false]`` (the runs of that
      label in ``data/rerun`` read as bodi 0.3's there). Under bodi 0.4 the default runs the
      same code as KD on these problems: rerun here, pest-shifted and pest50-shifted seed 0
-     equal KD's stored runs in all 200 values and points.
+     equal KD's stored runs in all 200 values and points. (The steps of bodi 0.3 and 0.4
+     are done and no longer here either: a target database opened for writing by bodi 0.5
+     reads their copies as ``bodi[design_noise=false,design_in_model=all]``, and the step
+     would copy them again.)
+   - bodi 0.5: ``bodi[design_in_model=auto]`` (D) is the default on every problem. Its runs
+     keep their label (under bodi 0.5 ``bodi`` and D are one method: rerun here, ``bodi`` on
+     labs50-shifted and pest50-shifted seed 0 equals D's stored runs in all 200 values and
+     points), so reports show them as the default with ``--methods
+     "bodi|bodi[design_in_model=auto]"``. Its maxsat-frb1002-shifted runs (5 seeds, in
+     ``data/ablation`` beside copies of its other binary runs) are copied into
+     ``data/ablation3``, which holds D's runs on every other problem, so that one report shows
+     D on all ten problems.
 
    Only the database copied into is opened for writing, and only when there is something to
    copy (opening an older database for writing relabels it; the large ones stay as
-   committed). The candidates' labels are the same as stored and today.
+   committed).
 3. The studies of ``benchmarks/multi_objective.py`` (``data/multi_objective/studies.db``,
    named ``problem/method/seedK``) are renamed the same way (``svm53-cost/bodi/seed0`` ->
    ``svm53-cost/bodi[kernel=hed]/seed0`` for bodi 0.1's, ->
    ``svm53-cost/bodi[trust_region.box_failure_tolerance=null]/seed0`` for bodi 0.2's on a
-   mixed space, ``.../bodi[kernel=hed*hamming]/...`` for bodi 0.3's on a categorical one);
-   their stored settings already say what ran.
+   mixed space, ``.../bodi[kernel=hed*hamming]/...`` for bodi 0.3's on a categorical one,
+   ``.../bodi[design_in_model=all]/...`` for bodi 0.1-0.4's); their stored settings already
+   say what ran. D's studies (``svm53-cost/bodi[design_in_model=auto]/seedK``) are copied as
+   ``svm53-cost/bodi/seedK``: under bodi 0.5 a ``bodi`` study with their settings continues
+   them.
 """
 
 from __future__ import annotations
@@ -50,6 +66,7 @@ from bodi.experiments.results import (
     ResultsStore,
     spec_under_current_defaults,
     spec_with_product_kernel,
+    spec_with_whole_design,
     spec_without_own_box,
 )
 from bodi.optimizers.bo import PRODUCT_KERNEL
@@ -59,14 +76,12 @@ ROOT = Path(__file__).resolve().parents[1]
 #: (database, the candidate that became the default, its label as the default, the SQL
 #: condition on the problems and seeds copied)
 ADOPTIONS = (
-    ("ablation2", "bodi[trust_region.box_failure_tolerance=4]", "ablation2",
-     "bodi[design_noise=false]",
-     "IN ('ackley53-shifted', 'ackley103-shifted', 'svm53-shifted') AND t.seed < 10"),
-    ("ablation", "bodi[kernel=hamming]", "categorical", "bodi[design_noise=false]",
-     "IN ('pest-shifted', 'pest50-shifted') AND t.seed < 10"),
-    ("unseen", "bodi[kernel=hamming]", "categorical", "bodi[design_noise=false]",
-     "IN ('pest35-shifted') AND t.seed < 10"),
+    ("ablation", "bodi[design_in_model=auto]", "ablation3", "bodi[design_in_model=auto]",
+     "= 'maxsat-frb1002-shifted' AND t.seed < 5"),
 )
+#: (the candidate that became the default, its label as the default) in the studies of
+#: ``benchmarks/multi_objective.py``
+STUDY_ADOPTIONS = (("bodi[design_in_model=auto]", "bodi"),)
 
 
 def _runs(path: Path, method: str, problem_condition: str = "IS NOT NULL") -> set[tuple]:
@@ -136,6 +151,8 @@ def rename_studies(path: Path) -> int:
                 new_method = spec_without_own_box(new_method)
             if settings.get("kernel") == PRODUCT_KERNEL and space.is_categorical:  # bodi 0.3's
                 new_method = spec_with_product_kernel(new_method)
+            if settings.get("design_in_model", "all") == "all":  # bodi 0.1-0.4's
+                new_method = spec_with_whole_design(new_method)
             new = "/".join((problem, new_method, seed))
             if new != name:
                 db.execute("UPDATE studies SET name = ? WHERE name = ?", (new, name))
@@ -146,13 +163,43 @@ def rename_studies(path: Path) -> int:
     return renamed
 
 
+def copy_studies(source: Path, candidate: str, target: Path, label: str) -> int:
+    """Copy the ``problem/candidate/seedK`` studies of the studies database ``source`` (with
+    their trials) into ``target`` (which may be ``source``) as ``problem/label/seedK``, but for
+    those already there; the number of studies copied."""
+    db = sqlite3.connect(target)
+    schema = "main"
+    if source.resolve() != target.resolve():
+        db.execute("ATTACH DATABASE ? AS src", (f"{source.resolve().as_uri()}?mode=ro",))
+        schema = "src"
+    names = [name for (name,) in db.execute(f"SELECT name FROM {schema}.studies")
+             if name.split("/")[1] == candidate]
+    have = {name for (name,) in db.execute("SELECT name FROM main.studies")}
+    copies = {name: name.replace(f"/{candidate}/", f"/{label}/", 1) for name in names}
+    copies = {name: new for name, new in copies.items() if new not in have}
+    with db:
+        for table, key in (("studies", "name"), ("trials", "study")):
+            columns = [row[1] for row in db.execute(f"PRAGMA main.table_info({table})")]
+            chosen = ", ".join("? AS " + c if c == key else c for c in columns)
+            db.executemany(f"INSERT INTO main.{table} ({', '.join(columns)}) SELECT {chosen} "
+                           f"FROM {schema}.{table} WHERE {key} = ?",
+                           [(new, name) for name, new in copies.items()])
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+    return len(copies)
+
+
 def main() -> None:
     for source, candidate, target, label, condition in ADOPTIONS:
         copied = copy_as_default(ROOT / "data" / source / DB_NAME, candidate,
                                  ROOT / "data" / target / DB_NAME, label, condition)
         print(f"data/{source} -> data/{target}: {copied} runs of {candidate} copied as {label}")
-    renamed = rename_studies(ROOT / "data" / "multi_objective" / STUDIES)
+    studies = ROOT / "data" / "multi_objective" / STUDIES
+    renamed = rename_studies(studies)
     print(f"data/multi_objective: {renamed} studies renamed")
+    for candidate, label in STUDY_ADOPTIONS:
+        copied = copy_studies(studies, candidate, studies, label)
+        print(f"data/multi_objective: {copied} studies of {candidate} copied as {label}")
 
 
 if __name__ == "__main__":

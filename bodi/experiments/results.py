@@ -33,7 +33,11 @@ two behaviours:
 3. from bodi 0.4 on, whose BODi models an all-categorical space with the exact Hamming
    distance alone (``kernel="hamming"``), a ``bodi`` run without a ``kernel`` option on such a
    problem reads ``bodi[kernel=hed*hamming]`` (:func:`spec_with_product_kernel`; a problem
-   the registry does not know keeps its label).
+   the registry does not know keeps its label);
+4. from bodi 0.5 on, whose BODi chooses per suggestion whether the model sees the whole
+   initial design (``design_in_model="auto"``), a ``bodi`` run without a ``design_in_model``
+   option reads ``bodi[...,design_in_model=all]`` on every problem
+   (:func:`spec_with_whole_design`).
 """
 
 from __future__ import annotations
@@ -69,7 +73,7 @@ CREATE TABLE IF NOT EXISTS evaluations (
 
 
 #: ``PRAGMA user_version`` of a database whose method specs mean what bodi's defaults mean now
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 #: the spec option that gives a BODi run bodi 0.2's trust region (the box shrinks with the radius)
 BOX_WITH_RADIUS = "trust_region.box_failure_tolerance=null"
 
@@ -125,6 +129,22 @@ def spec_with_product_kernel(method: str) -> str:
     return _with_option(method, f"kernel={PRODUCT_KERNEL}")
 
 
+def spec_with_whole_design(method: str) -> str:
+    """The spec, under bodi 0.5's defaults, of a run stored as ``method`` by bodi 0.1-0.4: a
+    ``bodi`` spec without a ``design_in_model`` option gets their ``design_in_model=all``
+    (``"bodi"`` -> ``"bodi[design_in_model=all]"``, ``"bodi[kernel=hed]"`` ->
+    ``"bodi[kernel=hed,design_in_model=all]"``); other specs and methods are unchanged."""
+    from bodi.optimizers.registry import parse_method
+
+    try:
+        name, options = parse_method(method)
+    except ValueError:  # not a spec of this version's registry: nothing to relabel
+        return method
+    if name != "bodi" or "design_in_model" in options:
+        return method
+    return _with_option(method, "design_in_model=all")
+
+
 def _with_option(method: str, option: str, drop: str | None = None) -> str:
     """The ``bodi`` spec ``method`` with ``option`` appended to its bracket (an item equal to
     ``drop``, spaces and case aside, left out)."""
@@ -178,6 +198,8 @@ def _current_labels(db: sqlite3.Connection) -> dict[tuple[str, str], str]:
         if version < 3 and (product := spec_with_product_kernel(new)) != new and (
                 (space := space_of(problem)) is not None and space.is_categorical):
             new = product
+        if version < 4:
+            new = spec_with_whole_design(new)
         if new != method:
             labels[problem, method] = new
     return labels

@@ -78,6 +78,10 @@ LOCAL_MODEL_MIN_POINTS = 20
 DESIGN_FEW = 5
 #: the values of ``design_in_model``
 DESIGN_IN_MODEL = ("all", "few", "auto", "auto-refit")
+#: BODi's ``design_in_model`` (since bodi 0.5; docs/results.md §5): for each suggestion, the
+#: model with the whole initial design or with only a few of its points, whichever predicts
+#: the later trials better (the GP baselines keep ``"all"``)
+BODI_DESIGN_IN_MODEL = "auto"
 #: with ``design_in_model="auto"``, the fit without the far design points starts from the
 #: fit on every trial and runs at most this many L-BFGS-B iterations (a full fit: 100)
 WARM_FIT_MAXITER = 25
@@ -152,9 +156,10 @@ class GPOptimizer(ModelBasedOptimizer):
             model's length scales near the incumbent; needs a trust region. ``False``
             (default): every trial (up to ``max_model_points``).
         design_in_model: which of the initial design's completed trials the model is fitted
-            on (with every later trial): ``"all"`` (default), ``"few"`` (the design's first
-            :data:`DESIGN_FEW` points and its best, so that random points far from the
-            incumbent do not set the model's length scales and noise) or ``"auto"``: for each
+            on (with every later trial): ``"all"`` (the GP baselines' default), ``"few"`` (the
+            design's first :data:`DESIGN_FEW` points and its best, so that random points far
+            from the incumbent do not set the model's length scales and noise) or ``"auto"``
+            (BODi's default): for each
             suggestion both are fitted and the one that predicts the trials they share better
             is used (mean leave-one-out log density in the outcomes' units,
             :func:`bodi.models.gp.leave_one_out_log_densities`); the second fit starts from
@@ -723,7 +728,7 @@ class BODi(GPOptimizer):
     HED kernel on all completed trials, and maximize the acquisition function by local search
     with continuous steps. The first ``n_init`` points come from :func:`initial_design`.
 
-    Defaults differ from the paper in four measured ways: the dictionary rows are relabelled
+    Defaults differ from the paper in five measured ways: the dictionary rows are relabelled
     around the incumbent (``dictionary_reference="incumbent"``), so no fixed point such as
     all-zeros is special to the model, and the acquisition search is restricted to
     CASMOPOLITAN's Hamming trust region around the incumbent (``trust_region``; both
@@ -733,9 +738,11 @@ class BODi(GPOptimizer):
     0.4; Section 5); the region's box
     of continuous/integer parameters shrinks after :data:`BOX_FAILURE_TOLERANCE` failures in
     a row (:attr:`default_trust_region`, since bodi 0.3; Section 5), which changes nothing
-    in all-discrete spaces.
-    ``BODi(space, dictionary_reference="none", trust_region=False, kernel="hed")`` is the
-    paper's BODi (the ``bodi-paper`` method of ``bodi bench``).
+    in all-discrete spaces; and for each suggestion the model is fitted with the whole initial
+    design or with only a few of its points, whichever predicts the later trials better
+    (``design_in_model="auto"``, since bodi 0.5; Section 5).
+    ``BODi(space, dictionary_reference="none", trust_region=False, kernel="hed",
+    design_in_model="all")`` is the paper's BODi (the ``bodi-paper`` method of ``bodi bench``).
 
     ``seed`` (every random choice: design, dictionaries, acquisition starts, derives from it),
     ``direction`` and the persistence options ``storage``, ``study_name`` and ``on_pending`` are
@@ -789,6 +796,8 @@ class BODi(GPOptimizer):
             fitted with the other hyperparameters (:mod:`bodi.models.noise`), so that the
             marginal likelihood decides how far the random, far-apart design points are
             trusted beside the later trials; ``False`` (default): one noise for all.
+        design_in_model: see :class:`GPOptimizer`; BODi's default is
+            :data:`BODI_DESIGN_IN_MODEL` (``"auto"``, since bodi 0.5; ``"all"`` before).
 
     Examples:
         >>> opt = BODi(space, seed=0)
@@ -808,6 +817,7 @@ class BODi(GPOptimizer):
         kernel: str | None = None,
         noise_prior: str = "lognormal",
         design_noise: bool = False,
+        design_in_model: str = BODI_DESIGN_IN_MODEL,
         **kwargs: Any,
     ) -> None:
         if not isinstance(space, SearchSpace):
@@ -825,7 +835,8 @@ class BODi(GPOptimizer):
         self.new_dictionary_every_iteration = new_dictionary_every_iteration
         if trust_region is None:  # the default: on, unless BoTorch's optimizer was asked for
             trust_region = kwargs.get("acquisition_optimizer", "auto") != "botorch"
-        super().__init__(space, trust_region=trust_region, **kwargs)
+        super().__init__(space, trust_region=trust_region, design_in_model=design_in_model,
+                         **kwargs)
 
     @classmethod
     def _check_space_free_options(cls, options: dict[str, Any]) -> None:

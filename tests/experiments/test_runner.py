@@ -16,7 +16,12 @@ from bodi.experiments.analysis import (
     report,
     shift_report,
 )
-from bodi.experiments.results import FORMAT_VERSION, Evaluation, ResultsStore
+from bodi.experiments.results import (
+    FORMAT_VERSION,
+    Evaluation,
+    ResultsStore,
+    spec_with_whole_design,
+)
 from bodi.experiments.runner import expand_seeds, run_benchmark
 from bodi.optimizers.registry import make_optimizer, parse_method, split_methods
 from bodi.space import Binary, Categorical, Continuous, SearchSpace
@@ -206,8 +211,9 @@ def test_runs_stored_under_older_defaults_are_relabelled_once(tmp_path):
     store.close()
     with sqlite3.connect(old / "results.db") as db:
         db.execute("PRAGMA user_version = 0")
-    expected = ["bodi-paper", "bodi[kernel=hamming]", "bodi[kernel=hed,dtype=float32]",
-                "bodi[kernel=hed]", "sa"]
+    expected = ["bodi-paper", "bodi[kernel=hamming,design_in_model=all]",
+                "bodi[kernel=hed,design_in_model=all]",
+                "bodi[kernel=hed,dtype=float32,design_in_model=all]", "sa"]
 
     def methods(table):
         with sqlite3.connect(old / "results.db") as db:
@@ -249,10 +255,12 @@ def test_runs_of_bodi_02_on_mixed_problems_are_relabelled_with_its_trust_region(
                "bodi[trust_region.box_failure_tolerance=4]", "bodi-paper", "sa",
                "bodi[kernel=hed,trust_region.schedule=geometric]")
     _store_as_version(tmp_path, problems, methods, 1)
-    mixed = sorted(["bodi[trust_region.box_failure_tolerance=null]",
-                    "bodi[trust_region.init_radius=2,trust_region.box_failure_tolerance=null]",
-                    *methods[2:]])
-    expected = {"ackley53-shifted": mixed, "mine": mixed, "labs50-shifted": sorted(methods)}
+    mixed = sorted(map(spec_with_whole_design, [
+        "bodi[trust_region.box_failure_tolerance=null]",
+        "bodi[trust_region.init_radius=2,trust_region.box_failure_tolerance=null]",
+        *methods[2:]]))
+    expected = {"ackley53-shifted": mixed, "mine": mixed,
+                "labs50-shifted": sorted(map(spec_with_whole_design, methods))}
 
     def stored():
         with sqlite3.connect(tmp_path / "results.db") as db:
@@ -265,10 +273,11 @@ def test_runs_of_bodi_02_on_mixed_problems_are_relabelled_with_its_trust_region(
     for keys in ({(t["problem"], t["method"]) for t in reader.tasks()},
                  {key[:2] for key in reader.curves()}):
         assert keys == {(problem, m) for problem, ms in expected.items() for m in ms}
-    label = "bodi[trust_region.box_failure_tolerance=null]"
+    label = "bodi[trust_region.box_failure_tolerance=null,design_in_model=all]"
     assert reader.history("mine", label, 0)[0].params == problems["mine"]
     assert reader.history("mine", "bodi", 0) == []  # no run is today's default
-    assert reader.history("labs50-shifted", "bodi", 0)[0].params == problems["labs50-shifted"]
+    assert reader.history("labs50-shifted", "bodi[design_in_model=all]", 0)[0].params == (
+        problems["labs50-shifted"])
     reader.close()
     assert stored()[0] == 1
     # a writer relabels the file
@@ -293,8 +302,9 @@ def test_runs_of_bodi_03_on_categorical_problems_are_relabelled_with_its_kernel(
     methods = ("bodi", "bodi[design_noise=false]", "bodi[kernel=hamming]",
                "bodi[kernel=hed]", "bodi-paper", "bounce")
     _store_as_version(tmp_path, problems, methods, 2)
-    categorical = sorted(["bodi[kernel=hed*hamming]", "bodi[design_noise=false,kernel=hed*hamming]",
-                          *methods[2:]])
+    categorical = sorted(map(spec_with_whole_design, [
+        "bodi[kernel=hed*hamming]", "bodi[design_noise=false,kernel=hed*hamming]",
+        *methods[2:]]))
     reader = ResultsStore(tmp_path, read_only=True)
     assert {t["method"] for t in reader.tasks() if t["problem"] == "pest50-shifted"} == set(
         categorical)
@@ -305,7 +315,8 @@ def test_runs_of_bodi_03_on_categorical_problems_are_relabelled_with_its_kernel(
         for problem in problems:
             stored = sorted(m for (m,) in db.execute(
                 "SELECT method FROM evaluations WHERE problem = ?", (problem,)))
-            assert stored == (categorical if problem == "pest50-shifted" else sorted(methods))
+            assert stored == (categorical if problem == "pest50-shifted" else sorted(
+                map(spec_with_whole_design, methods)))
     # each new label builds bodi 0.3's model of a categorical space
     space = SearchSpace([Categorical("a", ["x", "y", "z"]), Categorical("b", [1, 2, 3])])
     for method in methods[:2]:
@@ -313,6 +324,37 @@ def test_runs_of_bodi_03_on_categorical_problems_are_relabelled_with_its_kernel(
                                    direction="minimize")
         assert optimizer.kernel == "hed*hamming"
     assert make_optimizer("bodi", space, seed=0, direction="minimize").kernel == "hamming"
+
+
+def test_runs_of_bodi_04_are_relabelled_with_the_whole_design_in_the_model(tmp_path):
+    # a database of bodi 0.4 (user_version 3): every bodi spec without design_in_model, on
+    # any problem, ran with design_in_model="all"
+    problems = {"labs50-shifted": {"x1": True}, "mine": {"a": 1, "u": 0.25}}
+    methods = ("bodi", "bodi[design_noise=false]", "bodi[kernel=hed,dtype=float32]",
+               "bodi[design_in_model=auto]", "bodi[design_in_model=few]", "bodi-paper",
+               "casmopolitan")
+    _store_as_version(tmp_path, problems, methods, 3)
+    expected = sorted(["bodi[design_in_model=all]",
+                       "bodi[design_noise=false,design_in_model=all]",
+                       "bodi[kernel=hed,dtype=float32,design_in_model=all]", *methods[3:]])
+    reader = ResultsStore(tmp_path, read_only=True)  # a report: today's labels, file unchanged
+    assert sorted(t["method"] for t in reader.tasks() if t["problem"] == "mine") == expected
+    reader.close()
+    ResultsStore(tmp_path).close()
+    with sqlite3.connect(tmp_path / "results.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION == 4
+        for problem in problems:
+            assert sorted(m for (m,) in db.execute(
+                "SELECT method FROM tasks WHERE problem = ?", (problem,))) == expected
+    # each new label builds bodi 0.4's model choice; today's default chooses per suggestion
+    space = SearchSpace([Binary("a"), Continuous("u", 0.0, 1.0)])
+    for method in expected:
+        if method.startswith("bodi["):
+            optimizer = make_optimizer(method, space, seed=0, direction="minimize")
+            assert optimizer.design_in_model == method.partition("design_in_model=")[2][:-1]
+    assert make_optimizer("bodi", space, seed=0, direction="minimize").design_in_model == "auto"
+    assert make_optimizer("bodi-paper", space, seed=0,
+                          direction="minimize").design_in_model == "all"
 
 
 def test_report_ranks_across_problems_and_tests_the_winners_lead(tmp_path):

@@ -321,6 +321,40 @@ def test_an_all_categorical_space_defaults_to_the_hamming_kernel_and_a_03_study_
     assert bodi.load_study(path).kernel == "hed*hamming"
 
 
+def test_bodi_chooses_the_design_in_its_model_by_default_and_a_04_study_continues(tmp_path):
+    from bodi.baselines.casmopolitan import CASMOPOLITAN
+
+    problem = planted_binary(10, seed=4)
+    space = problem.space
+    assert bodi.BODi(space).design_in_model == "auto"
+    assert bodi.BODi(space, design_in_model="all").design_in_model == "all"  # asked for
+    assert CASMOPOLITAN(space).design_in_model == "all"  # the baselines keep the whole design
+    assert make_optimizer("bodi-paper", space, seed=0,
+                          direction="minimize").design_in_model == "all"  # pinned
+    # the default and the explicit option are one method: the same suggestions
+    runs = []
+    for design_in_model in (None, "auto"):
+        options = {} if design_in_model is None else {"design_in_model": design_in_model}
+        opt = bodi.BODi(space, seed=5, n_init=10, **options, **FAST)
+        for _ in range(13):
+            x = opt.ask()
+            opt.tell(x, float(problem(x)))
+        runs.append([t.params for t in opt.trials])
+    assert runs[0] == runs[1]
+    # a study of bodi 0.4 (the whole design in the model) says which setting differs, and
+    # continues with its own
+    path = tmp_path / "study.db"
+    old = bodi.BODi(space, seed=0, n_init=4, design_in_model="all", storage=path, **FAST)
+    old.tell(old.ask(4), [1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(ValueError, match="design_in_model: stored 'all', given 'auto'"):
+        bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST)
+    loaded = bodi.load_study(path)
+    assert loaded.design_in_model == "all"
+    loaded.tell(loaded.ask(), 0.5)
+    assert bodi.BODi(space, seed=0, n_init=4, design_in_model="all", storage=path,
+                     **FAST).design_in_model == "all"
+
+
 def test_the_noise_prior_is_an_option_stored_with_the_study(tmp_path):
     from gpytorch.priors import GammaPrior
 
