@@ -5,7 +5,8 @@ Usage:
     python benchmarks/ask_speed.py --compare  # also: our local search vs BoTorch's optimizer
     python benchmarks/ask_speed.py --kernel hed --cases 60x100 --repeats 7   # bodi 0.1's kernel
     python benchmarks/ask_speed.py --m 512 --cases 60x100
-    python benchmarks/ask_speed.py --n-init 20 --design-in-model auto --cases 60x100
+    python benchmarks/ask_speed.py --n-init 20 --cases 60x100   # the default's second fit
+    python benchmarks/ask_speed.py --n-init 20 --design-in-model all --cases 60x100  # bodi 0.4
     python benchmarks/ask_speed.py --n-init 20 --spec "bodi[design_noise=true]" --cases 60x100
 
 Each case tells ``n`` random observations of a planted binary problem to a fresh optimizer
@@ -93,7 +94,8 @@ def main() -> None:
     parser.add_argument("--m", type=int, default=128, help="BODi's dictionary size")
     parser.add_argument("--n-init", type=int, help="of the n observations, this many from "
                         "the initial design, the rest random (default: all n)")
-    parser.add_argument("--design-in-model", default="all", help="BODi's design_in_model")
+    parser.add_argument("--design-in-model", default="auto", help="BODi's design_in_model "
+                        "(default: BODi's, since bodi 0.5; it acts only with --n-init < n)")
     parser.add_argument("--spec", default="bodi", help="a bodi[...] method spec whose options "
                         "are added (e.g. bodi[outcome_warping=power])")
     args = parser.parse_args()

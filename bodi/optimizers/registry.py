@@ -53,7 +53,8 @@ _PAPER = MappingProxyType({"dictionary": "diverse", "dictionary_size": 128,
 METHODS: dict[str, Method] = {m.name: m for m in (
     Method("bodi", "bodi.optimizers.bo:BODi",
            "BODi with bodi's defaults (HED times a Hamming-distance kernel, "
-           "incumbent-relative dictionary, Hamming trust region)"),
+           "incumbent-relative dictionary, Hamming trust region, initial design in the "
+           "model where it predicts better)"),
     # the paper's configuration, pinned whatever bodi's defaults become
     Method("bodi-paper", "bodi.optimizers.bo:BODi",
            "BODi as in the paper (no dictionary reference, no trust region)", _PAPER),

@@ -547,8 +547,9 @@ def test_defaults_are_the_incumbent_relative_dictionary_and_a_trust_region():
 def test_max_model_points_fits_the_model_on_the_trials_nearest_the_region_centre(tmp_path):
     problem = planted_mixed(10, 2, 1, seed=2)
     storage = tmp_path / "s.db"
+    # the whole design in the model: the rows kept are max_model_points' choice alone
     opt = bodi.BODi(problem.space, seed=0, n_init=10, max_model_points=8, storage=storage,
-                    study_name="local", **FAST)
+                    study_name="local", design_in_model="all", **FAST)
     for _ in range(14):
         x = opt.ask()
         opt.tell(x, float(problem(x)))
@@ -576,7 +577,8 @@ def test_local_model_fits_the_trials_inside_the_region_and_the_nearest(tmp_path)
     problem = planted_binary(40, seed=3)
     storage = tmp_path / "s.db"
     opt = bodi.BODi(problem.space, seed=0, n_init=24, local_model=True, storage=storage,
-                    study_name="local", trust_region={"init_radius": 8}, **FAST)
+                    study_name="local", trust_region={"init_radius": 8},
+                    design_in_model="all", **FAST)  # the rows are local_model's choice alone
     for _ in range(27):
         x = opt.ask()
         opt.tell(x, float(problem(x)))
