@@ -118,15 +118,8 @@ def spec_with_product_kernel(method: str) -> str:
     ``"bodi[design_noise=false]"`` -> ``"bodi[design_noise=false,kernel=hed*hamming]"``);
     other specs and methods are unchanged."""
     from bodi.optimizers.bo import PRODUCT_KERNEL
-    from bodi.optimizers.registry import parse_method
 
-    try:
-        name, options = parse_method(method)
-    except ValueError:  # not a spec of this version's registry: nothing to relabel
-        return method
-    if name != "bodi" or "kernel" in options:
-        return method
-    return _with_option(method, f"kernel={PRODUCT_KERNEL}")
+    return _with_option_if_unset(method, "kernel", PRODUCT_KERNEL)
 
 
 def spec_with_whole_design(method: str) -> str:
@@ -134,15 +127,21 @@ def spec_with_whole_design(method: str) -> str:
     ``bodi`` spec without a ``design_in_model`` option gets their ``design_in_model=all``
     (``"bodi"`` -> ``"bodi[design_in_model=all]"``, ``"bodi[kernel=hed]"`` ->
     ``"bodi[kernel=hed,design_in_model=all]"``); other specs and methods are unchanged."""
+    return _with_option_if_unset(method, "design_in_model", "all")
+
+
+def _with_option_if_unset(method: str, option: str, value: str) -> str:
+    """``method`` with ``option=value`` appended if it is a ``bodi`` spec that does not set
+    ``option``; otherwise (another method, or not a spec of this version) unchanged."""
     from bodi.optimizers.registry import parse_method
 
     try:
         name, options = parse_method(method)
     except ValueError:  # not a spec of this version's registry: nothing to relabel
         return method
-    if name != "bodi" or "design_in_model" in options:
+    if name != "bodi" or option in options:
         return method
-    return _with_option(method, "design_in_model=all")
+    return _with_option(method, f"{option}={value}")
 
 
 def _with_option(method: str, option: str, drop: str | None = None) -> str:

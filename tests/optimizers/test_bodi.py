@@ -262,6 +262,16 @@ def test_the_hamming_kernels_solve_a_planted_problem_and_are_recorded(kernel, ma
     assert opt.best[1] < random_best
 
 
+def _run(problem, asks: int, **options) -> bodi.BODi:
+    """BODi (``FAST`` settings and ``options``) after ``asks`` sequential suggestions on
+    ``problem``."""
+    opt = bodi.BODi(problem.space, **options, **FAST)
+    for _ in range(asks):
+        x = opt.ask()
+        opt.tell(x, float(problem(x)))
+    return opt
+
+
 def test_the_default_kernel_is_hed_times_hamming_and_a_hed_study_continues_as_hed(tmp_path):
     from study_files import forget_settings
 
@@ -304,10 +314,7 @@ def test_an_all_categorical_space_defaults_to_the_hamming_kernel_and_a_03_study_
     # the default and the explicit option are one method: the same suggestions
     runs = []
     for kernel in (None, "hamming"):
-        opt = bodi.BODi(space, seed=3, n_init=6, kernel=kernel, **FAST)
-        for _ in range(10):
-            x = opt.ask()
-            opt.tell(x, float(categorical(x)))
+        opt = _run(categorical, 10, seed=3, n_init=6, kernel=kernel)
         runs.append([t.params for t in opt.trials])
         assert not any(isinstance(k, HammingEmbeddingKernel)
                        for k in opt.model.covar_module.modules())
@@ -332,15 +339,9 @@ def test_bodi_chooses_the_design_in_its_model_by_default_and_a_04_study_continue
     assert make_optimizer("bodi-paper", space, seed=0,
                           direction="minimize").design_in_model == "all"  # pinned
     # the default and the explicit option are one method: the same suggestions
-    runs = []
-    for design_in_model in (None, "auto"):
-        options = {} if design_in_model is None else {"design_in_model": design_in_model}
-        opt = bodi.BODi(space, seed=5, n_init=10, **options, **FAST)
-        for _ in range(13):
-            x = opt.ask()
-            opt.tell(x, float(problem(x)))
-        runs.append([t.params for t in opt.trials])
-    assert runs[0] == runs[1]
+    default, explicit = (_run(problem, 13, seed=5, n_init=10, **options)
+                         for options in ({}, {"design_in_model": "auto"}))
+    assert [t.params for t in default.trials] == [t.params for t in explicit.trials]
     # a study of bodi 0.4 (the whole design in the model) says which setting differs, and
     # continues with its own
     path = tmp_path / "study.db"
