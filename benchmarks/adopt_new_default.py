@@ -107,22 +107,32 @@ def copy_as_default(source: Path, candidate: str, target: Path, label: str,
     if not keys:
         return 0
     ResultsStore(target.parent).close()  # created, or relabelled to today's labels
+    _copy_rows(source, target, {
+        table: ("method", "problem = ? AND seed = ? AND method = ?",
+                [(label, problem, seed, candidate) for problem, seed in keys])
+        for table in ("tasks", "evaluations")})
+    return len(keys)
+
+
+def _copy_rows(source: Path, target: Path,
+               tables: dict[str, tuple[str, str, list[tuple]]]) -> None:
+    """Copy rows of the SQLite database ``source`` into ``target`` (which may be
+    ``source``), in one transaction: for each ``table -> (column, condition, parameters)``, the
+    rows meeting ``condition`` once per parameter tuple, with ``column`` set to the tuple's
+    first value (the condition takes the rest)."""
     db = sqlite3.connect(target)
     schema = "main"
     if source.resolve() != target.resolve():
         db.execute("ATTACH DATABASE ? AS src", (f"{source.resolve().as_uri()}?mode=ro",))
         schema = "src"
     with db:
-        for table in ("tasks", "evaluations"):
-            columns = [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
-            chosen = ", ".join("? AS method" if c == "method" else c for c in columns)
+        for table, (column, condition, parameters) in tables.items():
+            columns = [row[1] for row in db.execute(f"PRAGMA main.table_info({table})")]
+            chosen = ", ".join(f"? AS {c}" if c == column else c for c in columns)
             db.executemany(f"INSERT INTO main.{table} ({', '.join(columns)}) SELECT {chosen} "
-                           f"FROM {schema}.{table} WHERE problem = ? AND seed = ? "
-                           "AND method = ?",
-                           [(label, problem, seed, candidate) for problem, seed in keys])
+                           f"FROM {schema}.{table} WHERE {condition}", parameters)
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
-    return len(keys)
 
 
 def _ran_without_own_box(settings: dict, space: SearchSpace) -> bool:
@@ -167,25 +177,17 @@ def copy_studies(source: Path, candidate: str, target: Path, label: str) -> int:
     """Copy the ``problem/candidate/seedK`` studies of the studies database ``source`` (with
     their trials) into ``target`` (which may be ``source``) as ``problem/label/seedK``, but for
     those already there; the number of studies copied."""
-    db = sqlite3.connect(target)
-    schema = "main"
-    if source.resolve() != target.resolve():
-        db.execute("ATTACH DATABASE ? AS src", (f"{source.resolve().as_uri()}?mode=ro",))
-        schema = "src"
-    names = [name for (name,) in db.execute(f"SELECT name FROM {schema}.studies")
+    db = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True)
+    names = [name for (name,) in db.execute("SELECT name FROM studies")
              if name.split("/")[1] == candidate]
-    have = {name for (name,) in db.execute("SELECT name FROM main.studies")}
-    copies = {name: name.replace(f"/{candidate}/", f"/{label}/", 1) for name in names}
-    copies = {name: new for name, new in copies.items() if new not in have}
-    with db:
-        for table, key in (("studies", "name"), ("trials", "study")):
-            columns = [row[1] for row in db.execute(f"PRAGMA main.table_info({table})")]
-            chosen = ", ".join("? AS " + c if c == key else c for c in columns)
-            db.executemany(f"INSERT INTO main.{table} ({', '.join(columns)}) SELECT {chosen} "
-                           f"FROM {schema}.{table} WHERE {key} = ?",
-                           [(new, name) for name, new in copies.items()])
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
+    db = sqlite3.connect(target)
+    have = {name for (name,) in db.execute("SELECT name FROM studies")}
+    db.close()
+    copies = [(name.replace(f"/{candidate}/", f"/{label}/", 1), name) for name in names]
+    copies = [(new, name) for new, name in copies if new not in have]
+    _copy_rows(source, target, {"studies": ("name", "name = ?", copies),
+                                "trials": ("study", "study = ?", copies)})
     return len(copies)
 
 

@@ -94,8 +94,8 @@ def main() -> None:
     parser.add_argument("--m", type=int, default=128, help="BODi's dictionary size")
     parser.add_argument("--n-init", type=int, help="of the n observations, this many from "
                         "the initial design, the rest random (default: all n)")
-    parser.add_argument("--design-in-model", default="auto", help="BODi's design_in_model "
-                        "(default: BODi's, since bodi 0.5; it acts only with --n-init < n)")
+    parser.add_argument("--design-in-model", help="BODi's design_in_model (default: BODi's; "
+                        "it acts only with --n-init < n)")
     parser.add_argument("--spec", default="bodi", help="a bodi[...] method spec whose options "
                         "are added (e.g. bodi[outcome_warping=power])")
     args = parser.parse_args()
@@ -105,7 +105,9 @@ def main() -> None:
     for case in args.cases.split(","):
         d, n = (int(v) for v in case.split("x"))
         s = ask_seconds(d, n, args.repeats, args.n_init, kernel=args.kernel,
-                        dictionary_size=args.m, design_in_model=args.design_in_model,
+                        dictionary_size=args.m,
+                        **({} if args.design_in_model is None else {
+                            "design_in_model": args.design_in_model}),
                         **parse_method(args.spec)[1])
         print(f"| {d} | {n} | {args.m} | {statistics.median(s):.2f} | {min(s):.2f} | "
               f"{max(s):.2f} |", flush=True)

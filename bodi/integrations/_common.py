@@ -61,10 +61,12 @@ def propose(
     directions = direction.split(",")
     n_constraints = len(constraints[0]) if constraints else 0
     # n_init=0: the host framework's start-up trials are the initial design
-    opt = RandomSearch(space, seed=seed, directions=directions,
-                       outcome_constraints=n_constraints) if at_random else BODi(
-        space, seed=seed, directions=directions, n_init=0, outcome_constraints=n_constraints,
-        **options)
+    if at_random:
+        opt = RandomSearch(space, seed=seed, directions=directions,
+                           outcome_constraints=n_constraints)
+    else:
+        opt = BODi(space, seed=seed, directions=directions, n_init=0,
+                   outcome_constraints=n_constraints, **options)
     history = History.from_observations(space, directions, completed=completed,
                                         constraints=constraints or None, failed=failed,
                                         pending=pending)

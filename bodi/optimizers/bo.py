@@ -159,10 +159,10 @@ class GPOptimizer(ModelBasedOptimizer):
             on (with every later trial): ``"all"`` (the GP baselines' default), ``"few"`` (the
             design's first :data:`DESIGN_FEW` points and its best, so that random points far
             from the incumbent do not set the model's length scales and noise) or ``"auto"``
-            (BODi's default): for each
-            suggestion both are fitted and the one that predicts the trials they share better
-            is used (mean leave-one-out log density in the outcomes' units,
-            :func:`bodi.models.gp.leave_one_out_log_densities`); the second fit starts from
+            (BODi's default): for each suggestion both are fitted and the one that predicts
+            the trials they share better is used (mean leave-one-out log density in the
+            outcomes' units, :func:`bodi.models.gp.leave_one_out_log_densities`); the second
+            fit starts from
             the first's hyperparameters and stops after :data:`WARM_FIT_MAXITER` iterations
             (``"auto-refit"``: a full fit from scratch, 1.6 times the time per suggestion at
             d = 60, n = 100; docs/speed.md).
