@@ -71,6 +71,10 @@ class TrustRegionSettings:
     #: around the incumbent while the radius stays wide (TuRBO's tolerance is about the
     #: number of continuous parameters).
     box_failure_tolerance: int | None = None
+    #: ``None``: the region restarts only when it collapses. An integer restarts it (the
+    #: ``"tolerance"`` schedule only) after this many consecutive steps that do not improve
+    #: the region's best, however large the region still is (a stalled search moves on)
+    stall_tolerance: int | None = None
 
     def __post_init__(self) -> None:
         if self.schedule not in TRUST_REGION_SCHEDULES:
@@ -93,6 +97,13 @@ class TrustRegionSettings:
                                  f"None, got {self.box_failure_tolerance!r}")
             if self.schedule != "tolerance":
                 raise ValueError("box_failure_tolerance needs the 'tolerance' schedule")
+        if self.stall_tolerance is not None:
+            if isinstance(self.stall_tolerance, bool) or not isinstance(
+                    self.stall_tolerance, int) or self.stall_tolerance < 1:
+                raise ValueError(f"the stall tolerance must be a positive integer or None, "
+                                 f"got {self.stall_tolerance!r}")
+            if self.schedule != "tolerance":
+                raise ValueError("stall_tolerance needs the 'tolerance' schedule")
         if self.multiplier <= 1:
             raise ValueError("the trust region multiplier must be > 1")
 
@@ -128,6 +139,8 @@ class TrustRegionState:
     start: int | None = 0
     restarts: int = 0
     box_failures: int = 0
+    #: consecutive steps since the region's best last improved
+    stalls: int = 0
 
 
 def trust_region_state(
@@ -169,9 +182,14 @@ def trust_region_state(
                                          restarts=state.restarts + 1)
             continue
         if improved:
-            state.successes, state.failures = state.successes + 1, 0
+            state.successes, state.failures, state.stalls = state.successes + 1, 0, 0
         else:
             state.successes, state.failures = 0, state.failures + 1
+            state.stalls += 1
+        if state.stalls == settings.stall_tolerance:
+            state = TrustRegionState(init_radius, settings.init_length, start=None,
+                                     restarts=state.restarts + 1)
+            continue
         if own_box:
             _step_own_box(state, settings, improved,
                           discrete_moved is not None and discrete_moved[index])
