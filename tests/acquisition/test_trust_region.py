@@ -133,6 +133,24 @@ def test_a_box_with_its_own_tolerance_narrows_and_restarts_alone():
     assert state.radius == 2 and state.length == pytest.approx(0.8 / 1.5)
 
 
+def test_a_stall_tolerance_restarts_a_region_that_has_not_shrunk():
+    settings = TrustRegionSettings(init_radius=4, max_radius=8, success_tolerance=2,
+                                   failure_tolerance=3, stall_tolerance=5)
+    start = [0.0, 1.0]
+    # three failures shrink the radius and reset the failure count, not the stall count
+    state = trust_region_state(start + [0.0] * 4, 2, settings, n_discrete=10)
+    assert state.radius == 2 and state.stalls == 4 and state.start == 0
+    state = trust_region_state(start + [0.0] * 5, 2, settings, n_discrete=10)
+    assert state.start is None and state.restarts == 1 and state.radius == 4
+    # an improvement resets the stall count
+    state = trust_region_state([*start, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0], 2, settings,
+                               n_discrete=10)
+    assert state.start == 0 and state.stalls == 1
+    # without the tolerance the same values shrink the region and do not restart it
+    plain = TrustRegionSettings(init_radius=4, max_radius=8, failure_tolerance=3)
+    assert trust_region_state(start + [0.0] * 5, 2, plain, n_discrete=10).start == 0
+
+
 def test_discrete_moves_compare_each_point_with_the_best_before_it():
     X = torch.tensor([[0, 0], [1, 0], [1, 0], [0, 1], [1, 0]])
     assert discrete_moves(X, [0.0, 1.0, 2.0, 0.5, 3.0]) == [False, True, False, True, False]
@@ -153,7 +171,9 @@ def test_region_is_centred_at_the_best_point_of_the_current_run():
                                     {"schedule": "linear"}, {"horizon": 0},
                                     {"box_failure_tolerance": 0},
                                     {"box_failure_tolerance": True},
-                                    {"box_failure_tolerance": 3, "schedule": "geometric"}])
+                                    {"box_failure_tolerance": 3, "schedule": "geometric"},
+                                    {"stall_tolerance": 0}, {"stall_tolerance": True},
+                                    {"stall_tolerance": 3, "schedule": "geometric"}])
 def test_invalid_settings_are_refused(kwargs):
     with pytest.raises(ValueError):
         TrustRegionSettings(**kwargs)
