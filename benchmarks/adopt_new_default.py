@@ -8,8 +8,9 @@ Usage:
    ``bodi[kernel=hed]``; bodi 0.2's ``bodi...`` specs on problems with continuous or integer
    parameters -> ``bodi[...,trust_region.box_failure_tolerance=null]``; bodi 0.2's and 0.3's
    on all-categorical problems -> ``bodi[...,kernel=hed*hamming]``; bodi 0.1-0.4's ->
-   ``bodi[...,design_in_model=all]``. So the large databases stay as committed; this script
-   opens for writing only the one it copies into.
+   ``bodi[...,design_in_model=all]``; bodi 0.1-0.5's with a region ->
+   ``bodi[...,trust_region.failure_tolerance=40]``. So the large databases stay as committed;
+   this script opens for writing only the one it copies into.
 2. The finished runs of the candidate that became the default are copied as the default
    beside the other runs of the same protocol, and stay under their own name:
 
@@ -38,7 +39,13 @@ Usage:
      "bodi|bodi[design_in_model=auto]"``. Its maxsat-frb1002-shifted runs (5 seeds, in
      ``data/ablation`` beside copies of its other binary runs) are copied into
      ``data/ablation3``, which holds D's runs on every other problem, so that one report shows
-     D on all ten problems.
+     D on all ten problems (done; no longer here: under bodi 0.6 the copies read
+     ``bodi[design_in_model=auto,trust_region.failure_tolerance=40]``, and the step would copy
+     them again);
+   - bodi 0.6: ``bodi[trust_region.failure_tolerance=10]`` (F10) is the default on every
+     problem; all its runs are in ``data/ablation4`` under that label, which under bodi 0.6 is
+     one method with ``bodi``, so reports show them as the default with ``--methods
+     "bodi|bodi[trust_region.failure_tolerance=10]"`` and nothing is copied.
 
    Only the database copied into is opened for writing, and only when there is something to
    copy (opening an older database for writing relabels it; the large ones stay as
@@ -48,10 +55,11 @@ Usage:
    ``svm53-cost/bodi[kernel=hed]/seed0`` for bodi 0.1's, ->
    ``svm53-cost/bodi[trust_region.box_failure_tolerance=null]/seed0`` for bodi 0.2's on a
    mixed space, ``.../bodi[kernel=hed*hamming]/...`` for bodi 0.3's on a categorical one,
-   ``.../bodi[design_in_model=all]/...`` for bodi 0.1-0.4's); their stored settings already
-   say what ran. D's studies (``svm53-cost/bodi[design_in_model=auto]/seedK``) are copied as
-   ``svm53-cost/bodi/seedK``: under bodi 0.5 a ``bodi`` study with their settings continues
-   them.
+   ``.../bodi[design_in_model=all]/...`` for bodi 0.1-0.4's,
+   ``.../bodi[...,trust_region.failure_tolerance=40]/...`` for bodi 0.1-0.5's with a
+   region); their stored settings already say what ran. (bodi 0.5 copied D's studies as
+   ``svm53-cost/bodi/seedK``; under bodi 0.6 they read as above.) A candidate's studies
+   that become the default are copied as ``bodi`` (``STUDY_ADOPTIONS``; none for 0.6).
 """
 
 from __future__ import annotations
@@ -65,6 +73,7 @@ from bodi.experiments.results import (
     DB_NAME,
     ResultsStore,
     spec_under_current_defaults,
+    spec_with_casmopolitan_tolerance,
     spec_with_product_kernel,
     spec_with_whole_design,
     spec_without_own_box,
@@ -75,13 +84,10 @@ from bodi.space import SearchSpace
 ROOT = Path(__file__).resolve().parents[1]
 #: (database, the candidate that became the default, its label as the default, the SQL
 #: condition on the problems and seeds copied)
-ADOPTIONS = (
-    ("ablation", "bodi[design_in_model=auto]", "ablation3", "bodi[design_in_model=auto]",
-     "= 'maxsat-frb1002-shifted' AND t.seed < 5"),
-)
+ADOPTIONS: tuple[tuple[str, str, str, str, str], ...] = ()  # bodi 0.6's runs: one database
 #: (the candidate that became the default, its label as the default) in the studies of
 #: ``benchmarks/multi_objective.py``
-STUDY_ADOPTIONS = (("bodi[design_in_model=auto]", "bodi"),)
+STUDY_ADOPTIONS: tuple[tuple[str, str], ...] = ()  # bodi 0.6's candidate ran no such study
 
 
 def _runs(path: Path, method: str, problem_condition: str = "IS NOT NULL") -> set[tuple]:
@@ -143,10 +149,18 @@ def _ran_without_own_box(settings: dict, space: SearchSpace) -> bool:
             and region.get("schedule", "tolerance") == "tolerance")
 
 
+def _ran_casmopolitan_tolerance(settings: dict) -> bool:
+    """Whether a stored BODi study's region shrank after CASMOPOLITAN's 40 failures (bodi
+    0.1-0.5's default, which bodi 0.6 changed)."""
+    region = settings.get("trust_region")
+    return (isinstance(region, dict) and region.get("failure_tolerance") == 40
+            and region.get("schedule", "tolerance") == "tolerance")
+
+
 def rename_studies(path: Path) -> int:
     """Rename the ``problem/method/seedK`` studies that ran a ``bodi`` spec under an older
     default (bodi 0.1's kernel: their stored settings name no kernel, or ``hed``; bodi 0.2's
-    region on a mixed space); the number renamed."""
+    region on a mixed space; ...; bodi 0.1-0.5's failure tolerance); the number renamed."""
     db = sqlite3.connect(path)
     renamed = 0
     with db:
@@ -163,6 +177,8 @@ def rename_studies(path: Path) -> int:
                 new_method = spec_with_product_kernel(new_method)
             if settings.get("design_in_model", "all") == "all":  # bodi 0.1-0.4's
                 new_method = spec_with_whole_design(new_method)
+            if _ran_casmopolitan_tolerance(settings):  # bodi 0.1-0.5's region
+                new_method = spec_with_casmopolitan_tolerance(new_method)
             new = "/".join((problem, new_method, seed))
             if new != name:
                 db.execute("UPDATE studies SET name = ? WHERE name = ?", (new, name))

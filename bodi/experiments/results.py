@@ -37,7 +37,11 @@ two behaviours:
 4. from bodi 0.5 on, whose BODi chooses per suggestion whether the model sees the whole
    initial design (``design_in_model="auto"``), a ``bodi`` run without a ``design_in_model``
    option reads ``bodi[...,design_in_model=all]`` on every problem
-   (:func:`spec_with_whole_design`).
+   (:func:`spec_with_whole_design`);
+5. from bodi 0.6 on, whose BODi's trust region shrinks after 10 failures in a row instead of
+   CASMOPOLITAN's 40, a ``bodi`` run whose region took BODi's default tolerance reads
+   ``bodi[...,trust_region.failure_tolerance=40]`` on every problem
+   (:func:`spec_with_casmopolitan_tolerance`).
 """
 
 from __future__ import annotations
@@ -73,9 +77,11 @@ CREATE TABLE IF NOT EXISTS evaluations (
 
 
 #: ``PRAGMA user_version`` of a database whose method specs mean what bodi's defaults mean now
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 #: the spec option that gives a BODi run bodi 0.2's trust region (the box shrinks with the radius)
 BOX_WITH_RADIUS = "trust_region.box_failure_tolerance=null"
+#: the spec option that gives a BODi run the radius rule of bodi 0.1-0.5 (CASMOPOLITAN's)
+CASMOPOLITAN_TOLERANCE = "trust_region.failure_tolerance=40"
 
 
 def spec_under_current_defaults(method: str) -> str:
@@ -95,20 +101,27 @@ def spec_without_own_box(method: str) -> str:
     default box rule gets :data:`BOX_WITH_RADIUS` (``"bodi"`` ->
     ``"bodi[trust_region.box_failure_tolerance=null]"``); specs without a region, with
     another schedule or with their own box rule, and other methods, are unchanged."""
+    if not _region_takes_default(method, "box_failure_tolerance"):
+        return method
+    return _with_option(method, BOX_WITH_RADIUS, drop="trust_region=true")
+
+
+def _region_takes_default(method: str, field: str) -> bool:
+    """Whether ``method`` is a ``bodi`` spec whose search has a trust region with the
+    ``"tolerance"`` schedule (the only one with ``field``) and leaves ``field`` to BODi's
+    default; ``False`` for other methods and for specs this version cannot parse."""
     from bodi.optimizers.registry import parse_method
 
     try:
         name, options = parse_method(method)
     except ValueError:  # not a spec of this version's registry: nothing to relabel
-        return method
+        return False
     region = options.get("trust_region")
     if name != "bodi" or region is False or (
             region is None and options.get("acquisition_optimizer") == "botorch"):
-        return method
-    if isinstance(region, dict) and ("box_failure_tolerance" in region
-                                     or region.get("schedule", "tolerance") != "tolerance"):
-        return method
-    return _with_option(method, BOX_WITH_RADIUS, drop="trust_region=true")
+        return False
+    return not isinstance(region, dict) or (
+        field not in region and region.get("schedule", "tolerance") == "tolerance")
 
 
 def spec_with_product_kernel(method: str) -> str:
@@ -120,6 +133,18 @@ def spec_with_product_kernel(method: str) -> str:
     from bodi.optimizers.bo import PRODUCT_KERNEL
 
     return _with_option_if_unset(method, "kernel", PRODUCT_KERNEL)
+
+
+def spec_with_casmopolitan_tolerance(method: str) -> str:
+    """The spec, under bodi 0.6's defaults, of a run stored as ``method`` by bodi 0.1-0.5: a
+    ``bodi`` spec whose region took BODi's default failure tolerance gets CASMOPOLITAN's
+    ``trust_region.failure_tolerance=40`` (``"bodi[design_in_model=all]"`` ->
+    ``"bodi[design_in_model=all,trust_region.failure_tolerance=40]"``); specs without a
+    region, with another schedule (which has no failure tolerance) or with their own
+    tolerance, and other methods, are unchanged."""
+    if not _region_takes_default(method, "failure_tolerance"):
+        return method
+    return _with_option(method, CASMOPOLITAN_TOLERANCE, drop="trust_region=true")
 
 
 def spec_with_whole_design(method: str) -> str:
@@ -199,6 +224,8 @@ def _current_labels(db: sqlite3.Connection) -> dict[tuple[str, str], str]:
             new = product
         if version < 4:
             new = spec_with_whole_design(new)
+        if version < 5:
+            new = spec_with_casmopolitan_tolerance(new)
         if new != method:
             labels[problem, method] = new
     return labels

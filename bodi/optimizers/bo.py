@@ -703,6 +703,10 @@ _DICTIONARY_KERNELS = {"hed": make_hed_kernel, "hed*hamming": make_hed_hamming_k
 #: consecutive failures after which BODi's box of continuous/integer parameters shrinks
 #: (:class:`TrustRegionSettings`' ``box_failure_tolerance``; TuRBO's rule, not tuned)
 BOX_FAILURE_TOLERANCE = 4
+#: consecutive failures after which BODi's Hamming radius shrinks (since bodi 0.6;
+#: CASMOPOLITAN's 40 kept the region at its initial size for most of a few hundred
+#: evaluations; docs/results.md §5)
+FAILURE_TOLERANCE = 10
 #: BODi's default model of a space with binary, integer or continuous parameters (bodi 0.2)
 PRODUCT_KERNEL = "hed*hamming"
 #: BODi's default model of an all-categorical space (bodi 0.4; docs/results.md §5)
@@ -728,7 +732,7 @@ class BODi(GPOptimizer):
     HED kernel on all completed trials, and maximize the acquisition function by local search
     with continuous steps. The first ``n_init`` points come from :func:`initial_design`.
 
-    Defaults differ from the paper in five measured ways: the dictionary rows are relabelled
+    Defaults differ from the paper in six measured ways: the dictionary rows are relabelled
     around the incumbent (``dictionary_reference="incumbent"``), so no fixed point such as
     all-zeros is special to the model, and the acquisition search is restricted to
     CASMOPOLITAN's Hamming trust region around the incumbent (``trust_region``; both
@@ -738,9 +742,11 @@ class BODi(GPOptimizer):
     0.4; Section 5); the region's box
     of continuous/integer parameters shrinks after :data:`BOX_FAILURE_TOLERANCE` failures in
     a row (:attr:`default_trust_region`, since bodi 0.3; Section 5), which changes nothing
-    in all-discrete spaces; and for each suggestion the model is fitted with the whole initial
+    in all-discrete spaces; for each suggestion the model is fitted with the whole initial
     design or with only a few of its points, whichever predicts the later trials better
-    (``design_in_model="auto"``, since bodi 0.5; Section 5).
+    (``design_in_model="auto"``, since bodi 0.5; Section 5); and the region's radius shrinks
+    after :data:`FAILURE_TOLERANCE` failures in a row instead of CASMOPOLITAN's 40 (since
+    bodi 0.6; Section 5).
     ``BODi(space, dictionary_reference="none", trust_region=False, kernel="hed",
     design_in_model="all")`` is the paper's BODi (the ``bodi-paper`` method of ``bodi bench``).
 
@@ -766,10 +772,11 @@ class BODi(GPOptimizer):
         trust_region: CASMOPOLITAN's Hamming-ball (and continuous box) trust region around the
             incumbent for the acquisition search: ``True`` (default, unless
             ``acquisition_optimizer="botorch"``: :attr:`default_trust_region`, CASMOPOLITAN's
-            sizes with ``box_failure_tolerance=4``), ``False``, a
+            sizes with ``failure_tolerance=10`` and ``box_failure_tolerance=4``), ``False``, a
             :class:`TrustRegionSettings` or a dict of its fields (set on top of
-            :attr:`default_trust_region`; ``{"box_failure_tolerance": None}`` is bodi 0.2's
-            region); see :class:`GPOptimizer`.
+            :attr:`default_trust_region`; ``{"failure_tolerance": 40}`` is bodi 0.3-0.5's
+            region, with ``"box_failure_tolerance": None`` too bodi 0.2's); see
+            :class:`GPOptimizer`.
         kernel: the model of the binary/categorical parameters: ``None`` (default:
             :func:`default_kernel`, ``"hamming"`` when every parameter is categorical with three
             or more values, since bodi 0.4, else ``"hed*hamming"``), ``"hed*hamming"`` (the
@@ -846,9 +853,10 @@ class BODi(GPOptimizer):
                        "trust_region": options["acquisition_optimizer"] != "botorch"}
         super()._check_space_free_options(options)
 
-    #: CASMOPOLITAN's region with the box's own rule (since bodi 0.3; docs/results.md §5)
+    #: CASMOPOLITAN's region with the box's own rule (since bodi 0.3) that shrinks after
+    #: :data:`FAILURE_TOLERANCE` failures in a row (since bodi 0.6; docs/results.md §5)
     default_trust_region: ClassVar[TrustRegionSettings] = TrustRegionSettings(
-        box_failure_tolerance=BOX_FAILURE_TOLERANCE)
+        failure_tolerance=FAILURE_TOLERANCE, box_failure_tolerance=BOX_FAILURE_TOLERANCE)
 
     # studies stored before these options existed ran the paper's configuration
     legacy_settings: ClassVar[dict[str, Any]] = {

@@ -1,6 +1,7 @@
 """The benchmark runner, its storage, resume after SIGKILL, plots and reports."""
 
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -17,14 +18,19 @@ from bodi.experiments.analysis import (
     shift_report,
 )
 from bodi.experiments.results import (
+    CASMOPOLITAN_TOLERANCE,
     FORMAT_VERSION,
     Evaluation,
     ResultsStore,
+    spec_with_casmopolitan_tolerance,
     spec_with_whole_design,
 )
 from bodi.experiments.runner import expand_seeds, run_benchmark
 from bodi.optimizers.registry import make_optimizer, parse_method, split_methods
 from bodi.space import Binary, Categorical, Continuous, SearchSpace
+
+#: the option that bodi 0.6's relabelling gives the runs of bodi 0.1-0.5
+TOLERANCE_40 = CASMOPOLITAN_TOLERANCE
 
 
 def _rows(out):
@@ -211,9 +217,9 @@ def test_runs_stored_under_older_defaults_are_relabelled_once(tmp_path):
     store.close()
     with sqlite3.connect(old / "results.db") as db:
         db.execute("PRAGMA user_version = 0")
-    expected = ["bodi-paper", "bodi[kernel=hamming,design_in_model=all]",
-                "bodi[kernel=hed,design_in_model=all]",
-                "bodi[kernel=hed,dtype=float32,design_in_model=all]", "sa"]
+    expected = ["bodi-paper", *sorted(f"bodi[{options},{TOLERANCE_40}]" for options in (
+        "kernel=hamming,design_in_model=all", "kernel=hed,design_in_model=all",
+        "kernel=hed,dtype=float32,design_in_model=all")), "sa"]
 
     def methods(table):
         with sqlite3.connect(old / "results.db") as db:
@@ -229,6 +235,11 @@ def test_runs_stored_under_older_defaults_are_relabelled_once(tmp_path):
     store.close()
     ResultsStore(old).close()
     assert methods("tasks") == sorted([*expected, "bodi"])
+
+
+def _relabelled(method: str) -> str:
+    """``method`` of bodi 0.4 under today's labels (the steps from format version 3 on)."""
+    return spec_with_casmopolitan_tolerance(spec_with_whole_design(method))
 
 
 def _store_as_version(folder, problems: dict, methods, version: int) -> None:
@@ -255,12 +266,12 @@ def test_runs_of_bodi_02_on_mixed_problems_are_relabelled_with_its_trust_region(
                "bodi[trust_region.box_failure_tolerance=4]", "bodi-paper", "sa",
                "bodi[kernel=hed,trust_region.schedule=geometric]")
     _store_as_version(tmp_path, problems, methods, 1)
-    mixed = sorted(map(spec_with_whole_design, [
+    mixed = sorted(map(_relabelled, [
         "bodi[trust_region.box_failure_tolerance=null]",
         "bodi[trust_region.init_radius=2,trust_region.box_failure_tolerance=null]",
         *methods[2:]]))
     expected = {"ackley53-shifted": mixed, "mine": mixed,
-                "labs50-shifted": sorted(map(spec_with_whole_design, methods))}
+                "labs50-shifted": sorted(map(_relabelled, methods))}
 
     def stored():
         with sqlite3.connect(tmp_path / "results.db") as db:
@@ -273,11 +284,12 @@ def test_runs_of_bodi_02_on_mixed_problems_are_relabelled_with_its_trust_region(
     for keys in ({(t["problem"], t["method"]) for t in reader.tasks()},
                  {key[:2] for key in reader.curves()}):
         assert keys == {(problem, m) for problem, ms in expected.items() for m in ms}
-    label = "bodi[trust_region.box_failure_tolerance=null,design_in_model=all]"
+    label = ("bodi[trust_region.box_failure_tolerance=null,design_in_model=all,"
+             f"{TOLERANCE_40}]")
     assert reader.history("mine", label, 0)[0].params == problems["mine"]
     assert reader.history("mine", "bodi", 0) == []  # no run is today's default
-    assert reader.history("labs50-shifted", "bodi[design_in_model=all]", 0)[0].params == (
-        problems["labs50-shifted"])
+    assert reader.history("labs50-shifted", f"bodi[design_in_model=all,{TOLERANCE_40}]",
+                          0)[0].params == problems["labs50-shifted"]
     reader.close()
     assert stored()[0] == 1
     # a writer relabels the file
@@ -302,7 +314,7 @@ def test_runs_of_bodi_03_on_categorical_problems_are_relabelled_with_its_kernel(
     methods = ("bodi", "bodi[design_noise=false]", "bodi[kernel=hamming]",
                "bodi[kernel=hed]", "bodi-paper", "bounce")
     _store_as_version(tmp_path, problems, methods, 2)
-    categorical = sorted(map(spec_with_whole_design, [
+    categorical = sorted(map(_relabelled, [
         "bodi[kernel=hed*hamming]", "bodi[design_noise=false,kernel=hed*hamming]",
         *methods[2:]]))
     reader = ResultsStore(tmp_path, read_only=True)
@@ -316,7 +328,7 @@ def test_runs_of_bodi_03_on_categorical_problems_are_relabelled_with_its_kernel(
             stored = sorted(m for (m,) in db.execute(
                 "SELECT method FROM evaluations WHERE problem = ?", (problem,)))
             assert stored == (categorical if problem == "pest50-shifted" else sorted(
-                map(spec_with_whole_design, methods)))
+                map(_relabelled, methods)))
     # each new label builds bodi 0.3's model of a categorical space
     space = SearchSpace([Categorical("a", ["x", "y", "z"]), Categorical("b", [1, 2, 3])])
     for method in methods[:2]:
@@ -334,15 +346,15 @@ def test_runs_of_bodi_04_are_relabelled_with_the_whole_design_in_the_model(tmp_p
                "bodi[design_in_model=auto]", "bodi[design_in_model=few]", "bodi-paper",
                "casmopolitan")
     _store_as_version(tmp_path, problems, methods, 3)
-    expected = sorted(["bodi[design_in_model=all]",
-                       "bodi[design_noise=false,design_in_model=all]",
-                       "bodi[kernel=hed,dtype=float32,design_in_model=all]", *methods[3:]])
+    expected = sorted(map(spec_with_casmopolitan_tolerance, [
+        "bodi[design_in_model=all]", "bodi[design_noise=false,design_in_model=all]",
+        "bodi[kernel=hed,dtype=float32,design_in_model=all]", *methods[3:]]))
     reader = ResultsStore(tmp_path, read_only=True)  # a report: today's labels, file unchanged
     assert sorted(t["method"] for t in reader.tasks() if t["problem"] == "mine") == expected
     reader.close()
     ResultsStore(tmp_path).close()
     with sqlite3.connect(tmp_path / "results.db") as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION == 4
+        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION
         for problem in problems:
             assert sorted(m for (m,) in db.execute(
                 "SELECT method FROM tasks WHERE problem = ?", (problem,))) == expected
@@ -351,10 +363,43 @@ def test_runs_of_bodi_04_are_relabelled_with_the_whole_design_in_the_model(tmp_p
     for method in expected:
         if method.startswith("bodi["):
             optimizer = make_optimizer(method, space, seed=0, direction="minimize")
-            assert optimizer.design_in_model == method.partition("design_in_model=")[2][:-1]
+            assert optimizer.design_in_model == re.search(r"design_in_model=(\w+)",
+                                                          method).group(1)
     assert make_optimizer("bodi", space, seed=0, direction="minimize").design_in_model == "auto"
     assert make_optimizer("bodi-paper", space, seed=0,
                           direction="minimize").design_in_model == "all"
+
+
+def test_runs_of_bodi_05_are_relabelled_with_casmopolitans_failure_tolerance(tmp_path):
+    # a database of bodi 0.5 (user_version 4): every bodi spec whose region took BODi's
+    # default failure tolerance, on any problem, shrank its region after 40 failures
+    problems = {"labs50-shifted": {"x1": True}, "mine": {"a": 1, "u": 0.25}}
+    methods = ("bodi", "bodi[design_in_model=all]", "bodi[trust_region=true,dtype=float32]",
+               "bodi[trust_region.init_radius=2]", "bodi[trust_region.failure_tolerance=10]",
+               "bodi[trust_region.schedule=geometric]", "bodi[trust_region=false]",
+               "bodi[acquisition_optimizer=botorch]", "bodi-paper", "casmopolitan")
+    _store_as_version(tmp_path, problems, methods, 4)
+    expected = sorted([f"bodi[{TOLERANCE_40}]", f"bodi[design_in_model=all,{TOLERANCE_40}]",
+                       f"bodi[dtype=float32,{TOLERANCE_40}]",
+                       f"bodi[trust_region.init_radius=2,{TOLERANCE_40}]", *methods[4:]])
+    reader = ResultsStore(tmp_path, read_only=True)  # a report: today's labels, file unchanged
+    assert sorted(t["method"] for t in reader.tasks() if t["problem"] == "mine") == expected
+    reader.close()
+    ResultsStore(tmp_path).close()
+    with sqlite3.connect(tmp_path / "results.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION == 5
+        for problem in problems:
+            assert sorted(m for (m,) in db.execute(
+                "SELECT method FROM tasks WHERE problem = ?", (problem,))) == expected
+    # each new label builds bodi 0.5's region; today's default shrinks after 10 failures
+    space = SearchSpace([Binary("a"), Continuous("u", 0.0, 1.0)])
+    for method in expected:
+        if TOLERANCE_40 in method:
+            optimizer = make_optimizer(method, space, seed=0, direction="minimize")
+            assert optimizer.trust_region_settings.failure_tolerance == 40
+    assert make_optimizer("bodi", space, seed=0, direction="minimize").trust_region_settings == (
+        make_optimizer("bodi[trust_region.failure_tolerance=10]", space, seed=0,
+                       direction="minimize").trust_region_settings)
 
 
 def test_report_ranks_across_problems_and_tests_the_winners_lead(tmp_path):

@@ -477,17 +477,19 @@ def test_the_default_region_has_the_box_rule_and_a_bodi_02_study_keeps_its_regio
     from bodi.baselines.casmopolitan import CASMOPOLITAN
 
     space = planted_mixed(seed=2).space
-    assert bodi.BODi.default_trust_region == TrustRegionSettings(box_failure_tolerance=4)
+    assert bodi.BODi.default_trust_region == TrustRegionSettings(failure_tolerance=10,
+                                                                 box_failure_tolerance=4)
     assert bodi.BODi(space).trust_region_settings == bodi.BODi.default_trust_region
     assert bodi.BODi(space, trust_region=True).trust_region_settings.box_failure_tolerance == 4
     assert CASMOPOLITAN(space).trust_region_settings == TrustRegionSettings()  # unchanged
     # a dict of fields (a method spec) is set on top of BODi's region
     assert bodi.BODi(space, trust_region={"init_radius": 2}).trust_region_settings == (
-        TrustRegionSettings(init_radius=2, box_failure_tolerance=4))
+        TrustRegionSettings(init_radius=2, failure_tolerance=10, box_failure_tolerance=4))
     geometric = bodi.BODi(space, trust_region={"schedule": "geometric"})
     assert geometric.trust_region_settings.box_failure_tolerance is None
-    old = make_optimizer("bodi[trust_region.box_failure_tolerance=null]", space, seed=0,
-                         direction="minimize")
+    old = make_optimizer(
+        "bodi[trust_region.box_failure_tolerance=null,trust_region.failure_tolerance=40]",
+        space, seed=0, direction="minimize")
     assert old.trust_region_settings == TrustRegionSettings()  # bodi 0.2's region
     # a study stored before the field existed resumes with the box shrinking with the radius
     path = tmp_path / "study.db"
@@ -503,8 +505,37 @@ def test_the_default_region_has_the_box_rule_and_a_bodi_02_study_keeps_its_regio
     with pytest.raises(ValueError, match="trust_region"):  # not silently today's region
         bodi.BODi(space, seed=0, n_init=4, dictionary_size=8, storage=path)
     resumed = bodi.BODi(space, seed=0, n_init=4, dictionary_size=8, storage=path,
-                        trust_region={"box_failure_tolerance": None})
+                        trust_region={"box_failure_tolerance": None, "failure_tolerance": 40})
     assert len(resumed.trials) == 4
+
+
+def test_the_default_region_shrinks_after_ten_failures_and_a_05_study_continues(tmp_path):
+    from bodi.baselines.casmopolitan import CASMOPOLITAN
+
+    problem = planted_binary(10, seed=4)
+    space = problem.space
+    assert bodi.BODi(space).trust_region_settings.failure_tolerance == 10
+    assert CASMOPOLITAN(space).trust_region_settings.failure_tolerance == 40  # unchanged
+    # the default and the spec that names it are one method: the same suggestions
+    default = _run(problem, 13, seed=5, n_init=10)
+    named = make_optimizer("bodi[trust_region.failure_tolerance=10]", space, seed=5,
+                           direction="minimize", n_init=10, **FAST)
+    for _ in range(13):
+        x = named.ask()
+        named.tell(x, float(problem(x)))
+    assert [t.params for t in default.trials] == [t.params for t in named.trials]
+    # a study of bodi 0.5 (CASMOPOLITAN's 40) says which setting differs, and continues with
+    # its own region
+    path = tmp_path / "study.db"
+    old = bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST,
+                    trust_region={"failure_tolerance": 40})
+    old.tell(old.ask(4), [1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(ValueError, match="trust_region"):
+        bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST)
+    resumed = bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST,
+                        trust_region={"failure_tolerance": 40})
+    assert len(resumed.trials) == 4
+    assert resumed.trust_region_settings == TrustRegionSettings(box_failure_tolerance=4)
 
 
 def test_with_the_box_rule_the_region_of_a_mixed_space_is_the_replayed_state():
@@ -537,7 +568,7 @@ def test_defaults_are_the_incumbent_relative_dictionary_and_a_trust_region():
     opt = bodi.BODi(space)
     assert opt.dictionary_reference == "incumbent" and opt.trust_region_settings is not None
     assert opt.settings()["trust_region"] == dict(
-        TrustRegionSettings(box_failure_tolerance=4).__dict__)
+        TrustRegionSettings(failure_tolerance=10, box_failure_tolerance=4).__dict__)
     # where they do not apply, the defaults step aside instead of raising
     assert bodi.BODi(space, dictionary="gaussian").dictionary_reference == "none"
     assert bodi.BODi(space, acquisition_optimizer="botorch").trust_region_settings is None
