@@ -90,20 +90,15 @@ class TrustRegionSettings:
             raise ValueError("trust region lengths must satisfy 0 < min <= init <= max")
         if self.success_tolerance < 1 or self.failure_tolerance < 1:
             raise ValueError("trust region tolerances must be >= 1")
-        if self.box_failure_tolerance is not None:
-            if isinstance(self.box_failure_tolerance, bool) or not isinstance(
-                    self.box_failure_tolerance, int) or self.box_failure_tolerance < 1:
-                raise ValueError(f"the box failure tolerance must be a positive integer or "
-                                 f"None, got {self.box_failure_tolerance!r}")
+        # the "tolerance" schedule's optional rules: None or a positive integer
+        for name in ("box_failure_tolerance", "stall_tolerance"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
             if self.schedule != "tolerance":
-                raise ValueError("box_failure_tolerance needs the 'tolerance' schedule")
-        if self.stall_tolerance is not None:
-            if isinstance(self.stall_tolerance, bool) or not isinstance(
-                    self.stall_tolerance, int) or self.stall_tolerance < 1:
-                raise ValueError(f"the stall tolerance must be a positive integer or None, "
-                                 f"got {self.stall_tolerance!r}")
-            if self.schedule != "tolerance":
-                raise ValueError("stall_tolerance needs the 'tolerance' schedule")
+                raise ValueError(f"{name} needs the 'tolerance' schedule")
         if self.multiplier <= 1:
             raise ValueError("the trust region multiplier must be > 1")
 
