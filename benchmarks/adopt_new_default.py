@@ -160,7 +160,8 @@ def _ran_casmopolitan_tolerance(settings: dict) -> bool:
 def rename_studies(path: Path) -> int:
     """Rename the ``problem/method/seedK`` studies that ran a ``bodi`` spec under an older
     default (bodi 0.1's kernel: their stored settings name no kernel, or ``hed``; bodi 0.2's
-    region on a mixed space; ...; bodi 0.1-0.5's failure tolerance); the number renamed."""
+    region on a mixed space; bodi 0.3's kernel on a categorical one; bodi 0.1-0.4's whole
+    design in the model; bodi 0.1-0.5's failure tolerance); the number renamed."""
     db = sqlite3.connect(path)
     renamed = 0
     with db:
