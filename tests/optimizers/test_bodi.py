@@ -265,7 +265,11 @@ def test_the_hamming_kernels_solve_a_planted_problem_and_are_recorded(kernel, ma
 def _run(problem, asks: int, **options) -> bodi.BODi:
     """BODi (``FAST`` settings and ``options``) after ``asks`` sequential suggestions on
     ``problem``."""
-    opt = bodi.BODi(problem.space, **options, **FAST)
+    return _drive(bodi.BODi(problem.space, **options, **FAST), problem, asks)
+
+
+def _drive(opt, problem, asks: int):
+    """``opt`` after ``asks`` sequential suggestions, each told its value on ``problem``."""
     for _ in range(asks):
         x = opt.ask()
         opt.tell(x, float(problem(x)))
@@ -518,11 +522,8 @@ def test_the_default_region_shrinks_after_ten_failures_and_a_05_study_continues(
     assert CASMOPOLITAN(space).trust_region_settings.failure_tolerance == 40  # unchanged
     # the default and the spec that names it are one method: the same suggestions
     default = _run(problem, 13, seed=5, n_init=10)
-    named = make_optimizer("bodi[trust_region.failure_tolerance=10]", space, seed=5,
-                           direction="minimize", n_init=10, **FAST)
-    for _ in range(13):
-        x = named.ask()
-        named.tell(x, float(problem(x)))
+    named = _drive(make_optimizer("bodi[trust_region.failure_tolerance=10]", space, seed=5,
+                                  direction="minimize", n_init=10, **FAST), problem, 13)
     assert [t.params for t in default.trials] == [t.params for t in named.trials]
     # a study of bodi 0.5 (CASMOPOLITAN's 40) says which setting differs, and continues with
     # its own region
