@@ -28,7 +28,7 @@ from bodi.space import DTYPE, SearchSpace
 
 NUM_SPRAY_CENTERS = 5  # spray starts: neighbours of this many best points
 
-__all__ = ["NUM_SPRAY_CENTERS", "local_search"]
+__all__ = ["NUM_SPRAY_CENTERS", "allowed_points", "local_search"]
 
 
 def local_search(
@@ -83,14 +83,7 @@ def local_search(
         trust region's boundary are a few of the ``d`` neighbours. What is already known of
         the points may be given: their :func:`row_keys` (``keys``), the region's mask
         (``inside``) and their HED embeddings per kernel (``hints``, ``N x m`` each)."""
-        allowed = torch.ones(len(X), dtype=torch.bool)
-        if avoid_keys is not None:
-            keys = row_keys(space, X) if keys is None else keys
-            allowed &= ~torch.isin(keys, avoid_keys)
-        if region is not None:
-            allowed &= region.contains(X) if inside is None else inside
-        if space.constraints:
-            allowed &= space.feasible(X)
+        allowed = allowed_points(space, X, avoid_keys, region, keys, inside)
         values = torch.full((len(X),), -torch.inf, dtype=DTYPE)
         rows = allowed.nonzero().squeeze(-1)
         with torch.no_grad():
@@ -162,6 +155,23 @@ def local_search(
             X, values = _continuous_step(acq_function, space, X, values, region)
     best = values.argmax()
     return X[best], values[best]
+
+
+def allowed_points(space: SearchSpace, X: Tensor, avoid_keys: Tensor | None,
+                   region: TrustRegion | None, keys: Tensor | None = None,
+                   inside: Tensor | None = None) -> Tensor:
+    """``N`` mask of the ``N x dim`` points a search may propose: not among the avoided rows
+    (their :func:`row_keys` ``avoid_keys``; ``keys``: those of ``X`` if known), inside
+    ``region`` (``inside``: its mask if known) and feasible."""
+    allowed = torch.ones(len(X), dtype=torch.bool)
+    if avoid_keys is not None:
+        keys = row_keys(space, X) if keys is None else keys
+        allowed &= ~torch.isin(keys, avoid_keys)
+    if region is not None:
+        allowed &= region.contains(X) if inside is None else inside
+    if space.constraints:
+        allowed &= space.feasible(X)
+    return allowed
 
 
 def _best_starts(

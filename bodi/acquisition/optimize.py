@@ -6,7 +6,9 @@ points (paper, Alg. 2 and appendix "Local search"). Mixed spaces use BoTorch's
 ``optimize_acqf_mixed_alternating``, which alternates that search with L-BFGS steps on the
 continuous parameters. Fully discrete spaces use :func:`local_search`, a vectorised version of the
 same search that scores all neighbours of all restarts in one call (``benchmarks/ask_speed.py``
-compares both). In a fully discrete space, points already evaluated or pending are never proposed.
+compares both). ``method="ga"`` is MCBO's genetic algorithm instead
+(:func:`bodi.acquisition.genetic.genetic_search`). In a fully discrete space, points already
+evaluated or pending are never proposed.
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ from botorch.acquisition import AcquisitionFunction
 from botorch.optim.optimize_mixed import optimize_acqf_mixed_alternating
 from torch import Tensor
 
+from bodi.acquisition.genetic import genetic_search
 from bodi.acquisition.local_search import NUM_SPRAY_CENTERS, local_search
 from bodi.acquisition.trust_region import TrustRegion
 from bodi.novelty import SearchSpaceExhaustedError, count_distinct, row_keys
 from bodi.space import SearchSpace
 
-#: the acquisition optimizers: ``"auto"`` resolves to one of the other two
-ACQUISITION_OPTIMIZERS = ("auto", "local", "botorch")
+#: the acquisition optimizers: ``"auto"`` resolves to ``"local"`` or ``"botorch"``
+ACQUISITION_OPTIMIZERS = ("auto", "local", "botorch", "ga")
 
 
 def check_acquisition_optimizer(method: str, *, trust_region: bool = False,
@@ -43,8 +46,8 @@ def check_acquisition_optimizer(method: str, *, trust_region: bool = False,
 
 def resolve_acquisition_optimizer(method: str, space: SearchSpace,
                                   trust_region: bool = False) -> str:
-    """``"local"`` or ``"botorch"`` for ``method`` on ``space`` (checked): ``"auto"`` is the
-    local search in fully discrete spaces, with a trust region or with constraints."""
+    """``"local"``, ``"botorch"`` or ``"ga"`` for ``method`` on ``space`` (checked): ``"auto"``
+    is the local search in fully discrete spaces, with a trust region or with constraints."""
     check_acquisition_optimizer(method, trust_region=trust_region,
                                 constrained=bool(space.constraints))
     if method == "auto":
@@ -161,10 +164,12 @@ def optimize_acquisition(
         raw_samples: the random pool the starts are chosen from.
         method: ``"local"`` (:func:`bodi.acquisition.local_search.local_search`; in mixed
             spaces interleaved with continuous L-BFGS-B steps), ``"botorch"``
-            (``optimize_acqf_mixed_alternating``), or ``"auto"``: ``"local"`` for fully
-            discrete spaces, with a trust region or with constraints, ``"botorch"`` otherwise.
+            (``optimize_acqf_mixed_alternating``), ``"ga"``
+            (:func:`bodi.acquisition.genetic.genetic_search`; ``num_restarts`` and
+            ``raw_samples`` unused), or ``"auto"``: ``"local"`` for fully discrete spaces,
+            with a trust region or with constraints, ``"botorch"`` otherwise.
         options: extra options for the chosen method.
-        region: a trust region (``"local"`` only): nothing outside it is proposed.
+        region: a trust region (``"local"`` and ``"ga"``): nothing outside it is proposed.
         pending: ``p x dim`` points under evaluation that ``acq_function`` already accounts
             for. For ``q > 1`` each chosen point joins them (``set_X_pending``) before the next
             is chosen. (BoTorch's incremental ``qLogNoisyExpectedImprovement`` folds its pending
@@ -181,10 +186,13 @@ def optimize_acquisition(
             )
     method = resolve_acquisition_optimizer(method, space, trust_region=region is not None)
     centres = incumbents if incumbents is not None else torch.empty(0, dim, dtype=torch.float64)
-    if method == "local":
-        return _optimize_local(
-            acq_function, space, q, avoid, centres, num_restarts, raw_samples,
-            {**(options or {}), "region": region}, pending,
+    if method in ("local", "ga"):
+        search_options = {**(options or {}), "region": region}
+        if method == "local":
+            search_options.update(num_restarts=num_restarts, raw_samples=raw_samples)
+        return _optimize_sequentially(
+            local_search if method == "local" else genetic_search, acq_function, space, q,
+            avoid, centres, search_options, pending,
         )
     return _optimize_botorch(
         acq_function, space, q, avoid, centres, num_restarts, raw_samples, options or {},
@@ -192,17 +200,18 @@ def optimize_acquisition(
     )
 
 
-def _optimize_local(
+def _optimize_sequentially(
+    search,
     acq_function: AcquisitionFunction,
     space: SearchSpace,
     q: int,
     avoid: Tensor,
     centres: Tensor,
-    num_restarts: int,
-    raw_samples: int,
     options: dict[str, Any],
     base_pending: Tensor | None,
 ) -> Tensor:
+    """``q`` points, one ``search`` (:func:`local_search` or :func:`genetic_search`) each, every
+    chosen point pending for the next and never chosen again."""
     chosen: list[Tensor] = []
     changed = False
     try:
@@ -213,13 +222,11 @@ def _optimize_local(
                 acq_function.set_X_pending(
                     new if base_pending is None else torch.cat([base_pending, new])
                 )
-            x, _ = local_search(
+            x, _ = search(
                 acq_function,
                 space,
                 avoid=torch.cat([avoid, *[c.unsqueeze(0) for c in chosen]]),
                 incumbents=centres,
-                num_restarts=num_restarts,
-                raw_samples=raw_samples,
                 **options,
             )
             chosen.append(x)

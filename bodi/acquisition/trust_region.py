@@ -278,6 +278,27 @@ class TrustRegion:
             inside &= (outside.unsqueeze(-1) + out(new).long() - out(current).long()) == 0
         return inside
 
+    def project(self, X: Tensor, generator: torch.Generator | None = None) -> Tensor:
+        """``n x dim`` points of the region near ``X`` (``n x dim``): ordinal columns clamped
+        to the box; in a row more than ``radius`` discrete columns away from the centre, a
+        uniform subset of its differing columns is set back to the centre's values so that
+        exactly ``radius`` differ. Rows inside the region are returned unchanged."""
+        X = X.clone()
+        if len(self._ordinal):
+            low, high = self.bounds[:, self._ordinal]
+            X[:, self._ordinal] = torch.maximum(torch.minimum(X[:, self._ordinal], high), low)
+        d = len(self._discrete)
+        if d:
+            center = self.center[self._discrete]
+            differs = X[:, self._discrete] != center  # n x d
+            # keep the `radius` differing columns with the smallest uniform keys
+            keys = torch.rand(len(X), d, generator=generator, dtype=DTYPE)
+            keys = keys.masked_fill(~differs, torch.inf)
+            rank = keys.argsort(-1).argsort(-1)
+            keep = differs & (rank < self.radius)
+            X[:, self._discrete] = torch.where(keep, X[:, self._discrete], center)
+        return X
+
     def sample(self, n: int, generator: torch.Generator | None = None) -> Tensor:
         """``n x dim`` points of the region: a uniform number ``1..radius`` of discrete columns
         changed to other random values, ordinal columns uniform in the box."""

@@ -104,7 +104,8 @@ class GPOptimizer(ModelBasedOptimizer):
         num_restarts, raw_samples: local-search starts and the random pool they are chosen from.
         acquisition_optimizer: ``"auto"`` (vectorised local search in fully discrete spaces or
             with a trust region, BoTorch's ``optimize_acqf_mixed_alternating`` otherwise),
-            ``"local"`` or ``"botorch"``.
+            ``"local"``, ``"botorch"`` or ``"ga"`` (MCBO's genetic algorithm,
+            :func:`bodi.acquisition.genetic.genetic_search`).
         acquisition_options: extra options for the acquisition optimizer.
         ucb_beta: ``beta`` of UCB.
         trust_region: ``False`` (search the whole space), ``True`` (the class's

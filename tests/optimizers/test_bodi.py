@@ -776,3 +776,22 @@ def test_design_in_model_auto_compares_a_model_list_on_all_its_outcomes():
     few = int(opt.few_design_rows(torch.arange(20)).sum())
     opt.ask()
     assert [len(m.train_inputs[0]) for m in opt.model.models] == [few, few]
+
+
+def test_the_genetic_acquisition_optimizer_searches_the_region_reproducibly():
+    space = SearchSpace([Binary(f"b{i}") for i in range(12)])
+
+    def problem(x):
+        return sum(x.values())
+
+    def run():
+        opt = bodi.BODi(space, seed=3, n_init=5, dictionary_size=8,
+                        acquisition_optimizer="ga",
+                        acquisition_options={"population": 20, "evaluations": 60})
+        return _drive(opt, problem, 9)
+
+    first, again = run(), run()
+    assert [t.params for t in first.trials] == [t.params for t in again.trials]
+    assert len({tuple(t.params.values()) for t in first.trials}) == 9
+    with pytest.raises(ValueError, match="unknown acquisition_optimizer"):
+        bodi.BODi(space, acquisition_optimizer="annealing")
