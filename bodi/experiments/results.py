@@ -228,7 +228,23 @@ def _current_labels(db: sqlite3.Connection) -> dict[tuple[str, str], str]:
             new = spec_with_casmopolitan_tolerance(new)
         if new != method:
             labels[problem, method] = new
+    _check_distinct_labels(db, labels)
     return labels
+
+
+def _check_distinct_labels(db: sqlite3.Connection,
+                           labels: dict[tuple[str, str], str]) -> None:
+    """Refuse a relabelling that gives two stored methods of one problem the same label (two
+    names of one configuration, e.g. an old version's ``bodi`` and ``bodi[trust_region=true]``):
+    their runs would merge, or the writer's update would fail on the unique key."""
+    stored_as: dict[tuple[str, str], str] = {}
+    for problem, method in db.execute("SELECT DISTINCT problem, method FROM tasks").fetchall():
+        new = labels.get((problem, method), method)
+        if (other := stored_as.setdefault((problem, new), method)) != method:
+            raise ValueError(
+                f"the runs stored as {other!r} and {method!r} on {problem!r} both read "
+                f"{new!r} under today's defaults; delete one method's runs from the database "
+                "before opening it")
 
 
 def _relabel_older_runs(db: sqlite3.Connection) -> None:

@@ -402,6 +402,18 @@ def test_runs_of_bodi_05_are_relabelled_with_casmopolitans_failure_tolerance(tmp
                        direction="minimize").trust_region_settings)
 
 
+def test_two_stored_names_of_one_configuration_are_refused_not_merged(tmp_path):
+    # bodi 0.5's `bodi` and `bodi[trust_region=true]` both read `bodi[...failure_tolerance=40]`
+    _store_as_version(tmp_path, {"p": {"x1": True}}, ("bodi", "bodi[trust_region=true]"), 4)
+    for read_only in (True, False):
+        with pytest.raises(ValueError, match=r"both read 'bodi\[trust_region\.failure_tol"):
+            ResultsStore(tmp_path, read_only=read_only)
+    with sqlite3.connect(tmp_path / "results.db") as db:  # left as it was
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 4
+        assert sorted(m for (m,) in db.execute("SELECT method FROM evaluations")) == [
+            "bodi", "bodi[trust_region=true]"]
+
+
 def test_report_ranks_across_problems_and_tests_the_winners_lead(tmp_path):
     # problem "clear": a beats b by 1 on every one of 5 seeds (a lead far above the noise);
     # problem "noisy": b's mean is better (2.4 against 3.4) but a is better on 3 of 5 seeds
