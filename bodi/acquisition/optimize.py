@@ -13,6 +13,7 @@ evaluated or pending are never proposed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -201,7 +202,7 @@ def optimize_acquisition(
 
 
 def _optimize_sequentially(
-    search,
+    search: Callable[..., tuple[Tensor, Tensor]],
     acq_function: AcquisitionFunction,
     space: SearchSpace,
     q: int,
