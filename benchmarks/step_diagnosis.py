@@ -9,10 +9,12 @@ Usage:
     python benchmarks/step_diagnosis.py next --problem labs100-shifted --method bounce \\
         --seeds 0,1 --afters 60,100 --candidates "bodi;bodi[kernel=hamming]"
 
-``steps``: for every evaluation after the initial design of a stored run (``data/yardstick``
-and ``data/ablation`` results databases), its Hamming distance to the incumbent of that
-moment: the mean and median over the seeds, how often a step improved the incumbent, and the
-distance of the improving steps, with a histogram of the distances.
+``steps``: for every evaluation after the initial design of a stored run (the results
+databases of ``--databases``, folders under ``data/``; default ``yardstick,ablation``), its
+Hamming distance to the incumbent of that moment: the mean and median over the seeds, how
+often a step improved the incumbent, and the distance of the improving steps, with a
+histogram of the distances; for a method with a trust region, the share of steps on its
+boundary and the evaluations at which the region restarted, per seed.
 
 ``model``: rebuilds the method from the run's first ``--after`` evaluations (a
 :class:`bodi.History`, no replay), makes its next suggestion, and then compares the fitted
@@ -58,13 +60,15 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-DATABASES = [ROOT / "data" / name / "results.db" for name in ("yardstick", "ablation")]
+DATABASES = ("yardstick", "ablation")
 
 
-def _runs(problem: str, method: str) -> dict[int, list[tuple[dict, float | None]]]:
-    """Seed -> the (params, value) of every stored evaluation, in order."""
+def _runs(problem: str, method: str,
+          databases: tuple[str, ...] = DATABASES) -> dict[int, list[tuple[dict, float | None]]]:
+    """Seed -> the (params, value) of every stored evaluation, in order (``databases``:
+    folders under ``data/``)."""
     runs: dict[int, list] = {}
-    for path in DATABASES:
+    for path in (ROOT / "data" / name / "results.db" for name in databases):
         if not path.exists():
             continue
         db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
@@ -76,15 +80,18 @@ def _runs(problem: str, method: str) -> dict[int, list[tuple[dict, float | None]
 
 
 def steps(problem: str, method: str, n_init: int, sign: float, settings=None,
-          n_discrete: int = 0) -> None:
+          n_discrete: int = 0, databases: tuple[str, ...] = DATABASES) -> None:
     """``settings``: the method's trust region settings, to count the steps that end on the
-    region's boundary (distance to the region's centre equal to its radius)."""
+    region's boundary (distance to the region's centre equal to its radius) and to find the
+    evaluations at which the region restarted."""
     from bodi.acquisition.trust_region import trust_region_state
 
     distances, improving, on_boundary, in_region = [], [], 0, 0
-    runs = _runs(problem, method)
-    for run in runs.values():
+    restarts: dict[int, list[int]] = {}
+    runs = _runs(problem, method, databases)
+    for seed, run in runs.items():
         best, incumbent = None, None
+        restarts[seed] = []
         done = []  # (params, signed value) of the finished evaluations so far
         for i, (params, value) in enumerate(run):
             if value is None:
@@ -97,6 +104,8 @@ def steps(problem: str, method: str, n_init: int, sign: float, settings=None,
                 if settings is not None:
                     state = trust_region_state([v for _, v in done], n_init, settings,
                                                n_discrete)
+                    if state.restarts > len(restarts[seed]):  # restarted at this step
+                        restarts[seed].append(i + 1)
                     if state.start is not None:  # not a restart
                         region = done[state.start:]
                         centre = max(region, key=lambda pair: pair[1])[0]
@@ -117,6 +126,8 @@ def steps(problem: str, method: str, n_init: int, sign: float, settings=None,
     if in_region:
         print(f"steps on the trust region's boundary: {on_boundary} of {in_region} "
               f"({100 * on_boundary / in_region:.0f}%; restarts aside)")
+        print("region restarts (the number of each new region's first evaluation, per seed):",
+              restarts)
 
 
 def model(problem_name: str, method: str, seed: int, after: int) -> None:
@@ -296,6 +307,8 @@ def main() -> None:
     parser.add_argument("--afters", default="100,170", help="rank: the numbers of evaluations")
     parser.add_argument("--models", default=",".join(RANK_MODELS), help="rank: the GPs")
     parser.add_argument("--candidates", default="bodi", help="next: ';'-separated specs")
+    parser.add_argument("--databases", default=",".join(DATABASES),
+                        help="steps: results folders under data/")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     if args.what == "steps":
@@ -308,7 +321,7 @@ def main() -> None:
                                    direction=problem.direction)
         steps(args.problem, args.method, args.n_init, sign,
               getattr(optimizer, "trust_region_settings", None),
-              len(problem.space.discrete_dims))
+              len(problem.space.discrete_dims), tuple(args.databases.split(",")))
     elif args.what == "model":
         model(args.problem, args.method, args.seed, args.after)
     elif args.what == "next":
