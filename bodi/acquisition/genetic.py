@@ -15,7 +15,8 @@ centre's values (:meth:`TrustRegion.project`). The search returns the best point
 that is neither evaluated nor pending; if it scored none (a nearly exhausted space), it falls
 back on :func:`bodi.acquisition.local_search.local_search`, which walks to the points left.
 Unlike the local search it does not climb to a local maximum of the acquisition function:
-fewer, coarser evaluations, so its choice is less greedy.
+fewer, coarser evaluations, so its choice is less greedy. Inside BODi's trust region it lost
+to the local search on the yardstick (docs/results.md §5, twenty-fifth session).
 """
 
 from __future__ import annotations
