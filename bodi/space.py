@@ -381,6 +381,14 @@ class SearchSpace:
         """Number of values of each discrete (binary/categorical) parameter, in column order."""
         return [self.parameters[i].cardinality for i in self.discrete_dims]
 
+    def other_discrete_values(self, X_discrete: Tensor,
+                              generator: torch.Generator | None = None) -> Tensor:
+        """``n x d`` values of the discrete columns (``X_discrete``, in :attr:`discrete_dims`
+        order), each moved to another of its parameter's values, uniformly."""
+        cards = torch.tensor(self.cardinalities, dtype=DTYPE)
+        shift = torch.floor(torch.rand(X_discrete.shape, generator=generator) * (cards - 1)) + 1
+        return torch.remainder(X_discrete + shift, cards)
+
     @property
     def is_categorical(self) -> bool:
         """True when every parameter is categorical with at least three values (no binary,

@@ -114,10 +114,7 @@ def _breed(space: SearchSpace, parents: Tensor, n: int, region: TrustRegion | No
     mutated = torch.rand(n, dim) < 1.0 / dim
     discrete = torch.tensor(space.discrete_dims, dtype=torch.long)
     if len(discrete):
-        cards = torch.tensor([space.parameters[i].cardinality for i in discrete.tolist()],
-                             dtype=DTYPE)
-        shift = torch.floor(torch.rand(n, len(discrete)) * (cards - 1)) + 1
-        moved = torch.remainder(children[:, discrete] + shift, cards)
+        moved = space.other_discrete_values(children[:, discrete])
         children[:, discrete] = torch.where(mutated[:, discrete], moved, children[:, discrete])
     ordinal = torch.tensor(space.ordinal_dims, dtype=torch.long)
     if len(ordinal):

@@ -312,12 +312,7 @@ class TrustRegion:
             order = torch.rand(n, d, generator=generator).topk(radius, largest=False).indices
             take = torch.arange(radius) < changes.unsqueeze(-1)  # n x radius
             chosen = torch.zeros(n, d, dtype=torch.bool).scatter_(1, order, take)
-            cards = torch.tensor(
-                [self.space.parameters[i].cardinality for i in self._discrete.tolist()],
-                dtype=DTYPE,
-            )
-            shift = torch.floor(torch.rand(n, d, generator=generator) * (cards - 1)) + 1
-            moved = torch.remainder(X[:, self._discrete] + shift, cards)
+            moved = self.space.other_discrete_values(X[:, self._discrete], generator)
             X[:, self._discrete] = torch.where(chosen, moved, X[:, self._discrete])
         if len(self._ordinal):
             low, high = self.bounds[:, self._ordinal]

@@ -213,7 +213,8 @@ def _current_labels(db: sqlite3.Connection) -> dict[tuple[str, str], str]:
             spaces[problem] = _registry_space(problem)
         return spaces[problem]
 
-    for problem, method in db.execute("SELECT DISTINCT problem, method FROM tasks").fetchall():
+    stored = db.execute("SELECT DISTINCT problem, method FROM tasks").fetchall()
+    for problem, method in stored:
         new = spec_under_current_defaults(method) if version < 1 else method
         if version < 2 and (boxless := spec_without_own_box(new)) != new and (
                 _has_ordinal_parameters(db, problem, space_of(problem))):
@@ -228,17 +229,17 @@ def _current_labels(db: sqlite3.Connection) -> dict[tuple[str, str], str]:
             new = spec_with_casmopolitan_tolerance(new)
         if new != method:
             labels[problem, method] = new
-    _check_distinct_labels(db, labels)
+    _check_distinct_labels(stored, labels)
     return labels
 
 
-def _check_distinct_labels(db: sqlite3.Connection,
+def _check_distinct_labels(stored: list[tuple[str, str]],
                            labels: dict[tuple[str, str], str]) -> None:
     """Refuse a relabelling that gives two stored methods of one problem the same label (two
     names of one configuration, e.g. an old version's ``bodi`` and ``bodi[trust_region=true]``):
     their runs would merge, or the writer's update would fail on the unique key."""
     stored_as: dict[tuple[str, str], str] = {}
-    for problem, method in db.execute("SELECT DISTINCT problem, method FROM tasks").fetchall():
+    for problem, method in stored:  # the database's (problem, method) pairs
         new = labels.get((problem, method), method)
         if (other := stored_as.setdefault((problem, new), method)) != method:
             raise ValueError(
