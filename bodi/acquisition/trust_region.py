@@ -103,6 +103,17 @@ class TrustRegionSettings:
             raise ValueError("the trust region multiplier must be > 1")
 
 
+def reaches_uniform_points(settings: TrustRegionSettings, space: SearchSpace) -> bool:
+    """Whether the region at its largest reaches a typical uniform point of ``space`` from
+    any centre: the expected Hamming distance of a uniform point to a fixed one,
+    ``sum_i (1 - 1 / C_i)`` over the binary/categorical parameters (``C_i`` values each),
+    is at most ``max_radius``. Continuous and integer columns are not counted (the largest
+    box, ``max_length = 1.6`` by default, spans most of their range from any centre). A
+    space without discrete parameters is always reached."""
+    expected = sum(1.0 - 1.0 / c for c in space.cardinalities)
+    return expected <= settings.max_radius
+
+
 def complete_trust_region(fields: Mapping[str, Any],
                           default: TrustRegionSettings) -> TrustRegionSettings:
     """The settings with ``fields`` (a dict of :class:`TrustRegionSettings`' fields, e.g. from a

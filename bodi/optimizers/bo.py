@@ -29,6 +29,7 @@ from bodi.acquisition.trust_region import (
     TrustRegionSettings,
     complete_trust_region,
     discrete_moves,
+    reaches_uniform_points,
     region_from_state,
     trust_region_state,
 )
@@ -77,7 +78,7 @@ LOCAL_MODEL_MIN_POINTS = 20
 #: (its first ones, as in a design of this size) and the design's best
 DESIGN_FEW = 5
 #: the values of ``design_in_model``
-DESIGN_IN_MODEL = ("all", "few", "auto", "auto-refit")
+DESIGN_IN_MODEL = ("all", "few", "auto", "auto-refit", "reach")
 #: BODi's ``design_in_model`` (since bodi 0.5; docs/results.md §5): for each suggestion, the
 #: model with the whole initial design or with only a few of its points, whichever predicts
 #: the later trials better (the GP baselines keep ``"all"``)
@@ -166,7 +167,12 @@ class GPOptimizer(ModelBasedOptimizer):
             fit starts from
             the first's hyperparameters and stops after :data:`WARM_FIT_MAXITER` iterations
             (``"auto-refit"``: a full fit from scratch, 1.6 times the time per suggestion at
-            d = 60, n = 100; docs/speed.md).
+            d = 60, n = 100; docs/speed.md); ``"reach"``: ``"all"`` where the trust region at
+            its largest reaches a typical uniform point from any centre (the expected Hamming
+            distance ``sum_i (1 - 1 / C_i)`` at most ``max_radius``, 30 by default: about 60
+            binary parameters; :func:`~bodi.acquisition.trust_region.reaches_uniform_points`)
+            or without a trust region, ``"auto"`` otherwise, since design points beyond the
+            region's reach bear on the model only through its hyperparameters.
         outcome_warping: a strictly increasing map of each objective's values before the
             model sees them (:mod:`bodi.models.warping`): ``"none"`` (default), ``"rank"``
             (the Gaussian copula of the values' ranks) or ``"power"`` (a fitted Yeo-Johnson
@@ -436,13 +442,17 @@ class GPOptimizer(ModelBasedOptimizer):
         def fit(rows: Tensor) -> Model:
             return self.make_objective_model(X[rows].to(**tkwargs), Y[rows].to(**tkwargs))
 
-        few = self.few_design_rows(rows) if self.design_in_model != "all" else None
+        mode = self.design_in_model
+        if mode == "reach":
+            tr = self.trust_region_settings
+            mode = "all" if tr is None or reaches_uniform_points(tr, self.space) else "auto"
+        few = self.few_design_rows(rows) if mode != "all" else None
         if few is None or few.all() or few.sum() < 2:
             return fit(rows), rows
-        if self.design_in_model == "few":
+        if mode == "few":
             return fit(rows[few]), rows[few]
         everything = fit(rows)
-        if self.design_in_model == "auto-refit":
+        if mode == "auto-refit":
             fewer = fit(rows[few])
         else:
             with warm_started_fits(everything, WARM_FIT_MAXITER):
@@ -453,7 +463,7 @@ class GPOptimizer(ModelBasedOptimizer):
         except ValueError:  # every objective known: no GP to compare
             return everything, rows
         logger.debug("design_in_model=%r: all %.4g, few %.4g (leave-one-out log density)",
-                     self.design_in_model, *scores)
+                     mode, *scores)
         return (fewer, rows[few]) if scores[1] > scores[0] else (everything, rows)
 
     def model_outcomes(self) -> Tensor:
