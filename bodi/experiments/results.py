@@ -41,7 +41,11 @@ two behaviours:
 5. from bodi 0.6 on, whose BODi's trust region shrinks after 10 failures in a row instead of
    CASMOPOLITAN's 40, a ``bodi`` run whose region took BODi's default tolerance reads
    ``bodi[...,trust_region.failure_tolerance=40]`` on every problem
-   (:func:`spec_with_casmopolitan_tolerance`).
+   (:func:`spec_with_casmopolitan_tolerance`);
+6. from bodi 0.7 on, whose BODi keeps the whole initial design in the model where the trust
+   region reaches a typical uniform point (``design_in_model="reach"``), a ``bodi`` run
+   without a ``design_in_model`` option reads ``bodi[...,design_in_model=auto]`` on every
+   problem (:func:`spec_with_held_out_design`).
 """
 
 from __future__ import annotations
@@ -77,7 +81,7 @@ CREATE TABLE IF NOT EXISTS evaluations (
 
 
 #: ``PRAGMA user_version`` of a database whose method specs mean what bodi's defaults mean now
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 #: the spec option that gives a BODi run bodi 0.2's trust region (the box shrinks with the radius)
 BOX_WITH_RADIUS = "trust_region.box_failure_tolerance=null"
 #: the spec option that gives a BODi run the radius rule of bodi 0.1-0.5 (CASMOPOLITAN's)
@@ -155,6 +159,14 @@ def spec_with_whole_design(method: str) -> str:
     return _with_option_if_unset(method, "design_in_model", "all")
 
 
+def spec_with_held_out_design(method: str) -> str:
+    """The spec, under bodi 0.7's defaults, of a run stored as ``method`` by bodi 0.5 or 0.6
+    (after the earlier steps): a ``bodi`` spec without a ``design_in_model`` option gets their
+    ``design_in_model=auto`` (``"bodi"`` -> ``"bodi[design_in_model=auto]"``); other specs
+    and methods are unchanged."""
+    return _with_option_if_unset(method, "design_in_model", "auto")
+
+
 def _with_option_if_unset(method: str, option: str, value: str) -> str:
     """``method`` with ``option=value`` appended if it is a ``bodi`` spec that does not set
     ``option``; otherwise (another method, or not a spec of this version) unchanged."""
@@ -227,6 +239,8 @@ def _current_labels(db: sqlite3.Connection) -> dict[tuple[str, str], str]:
             new = spec_with_whole_design(new)
         if version < 5:
             new = spec_with_casmopolitan_tolerance(new)
+        if version < 6:
+            new = spec_with_held_out_design(new)
         if new != method:
             labels[problem, method] = new
     _check_distinct_labels(stored, labels)

@@ -79,10 +79,11 @@ LOCAL_MODEL_MIN_POINTS = 20
 DESIGN_FEW = 5
 #: the values of ``design_in_model``
 DESIGN_IN_MODEL = ("all", "few", "auto", "auto-refit", "reach")
-#: BODi's ``design_in_model`` (since bodi 0.5; docs/results.md §5): for each suggestion, the
-#: model with the whole initial design or with only a few of its points, whichever predicts
-#: the later trials better (the GP baselines keep ``"all"``)
-BODI_DESIGN_IN_MODEL = "auto"
+#: BODi's ``design_in_model`` (since bodi 0.7; docs/results.md §5): the whole initial design
+#: where the trust region at its largest reaches a typical uniform point, else (bodi 0.5's
+#: and 0.6's rule) for each suggestion the model with the whole design or with only a few of
+#: its points, whichever predicts the later trials better (the GP baselines keep ``"all"``)
+BODI_DESIGN_IN_MODEL = "reach"
 #: with ``design_in_model="auto"``, the fit without the far design points starts from the
 #: fit on every trial and runs at most this many L-BFGS-B iterations (a full fit: 100)
 WARM_FIT_MAXITER = 25
@@ -160,19 +161,20 @@ class GPOptimizer(ModelBasedOptimizer):
         design_in_model: which of the initial design's completed trials the model is fitted
             on (with every later trial): ``"all"`` (the GP baselines' default), ``"few"`` (the
             design's first :data:`DESIGN_FEW` points and its best, so that random points far
-            from the incumbent do not set the model's length scales and noise) or ``"auto"``
-            (BODi's default): for each suggestion both are fitted and the one that predicts
-            the trials they share better is used (mean leave-one-out log density in the
-            outcomes' units, :func:`bodi.models.gp.leave_one_out_log_densities`); the second
-            fit starts from
-            the first's hyperparameters and stops after :data:`WARM_FIT_MAXITER` iterations
-            (``"auto-refit"``: a full fit from scratch, 1.6 times the time per suggestion at
-            d = 60, n = 100; docs/speed.md); ``"reach"``: ``"all"`` where the trust region at
-            its largest reaches a typical uniform point from any centre (the expected Hamming
-            distance ``sum_i (1 - 1 / C_i)`` at most ``max_radius``, 30 by default: about 60
-            binary parameters; :func:`~bodi.acquisition.trust_region.reaches_uniform_points`)
-            or without a trust region, ``"auto"`` otherwise, since design points beyond the
-            region's reach bear on the model only through its hyperparameters.
+            from the incumbent do not set the model's length scales and noise), ``"auto"``
+            (bodi 0.5's and 0.6's default): for each suggestion both are fitted and the one
+            that predicts the trials they share better is used (mean leave-one-out log
+            density in the outcomes' units, :func:`bodi.models.gp.leave_one_out_log_densities`);
+            the second fit starts from the first's hyperparameters and stops after
+            :data:`WARM_FIT_MAXITER` iterations (``"auto-refit"``: a full fit from scratch,
+            1.6 times the time per suggestion at d = 60, n = 100; docs/speed.md), or
+            ``"reach"`` (BODi's default since bodi 0.7): ``"all"`` without a trust region or
+            where the region at its largest reaches a typical uniform point from any centre
+            (the expected Hamming distance ``sum_i (1 - 1 / C_i)`` at most ``max_radius``,
+            30 by default: up to 60 binary parameters;
+            :func:`~bodi.acquisition.trust_region.reaches_uniform_points`), ``"auto"``
+            otherwise, since design points beyond the region's reach bear on its model only
+            through the hyperparameters.
         outcome_warping: a strictly increasing map of each objective's values before the
             model sees them (:mod:`bodi.models.warping`): ``"none"`` (default), ``"rank"``
             (the Gaussian copula of the values' ranks) or ``"power"`` (a fitted Yeo-Johnson
@@ -753,11 +755,13 @@ class BODi(GPOptimizer):
     0.4; Section 5); the region's box
     of continuous/integer parameters shrinks after :data:`BOX_FAILURE_TOLERANCE` failures in
     a row (:attr:`default_trust_region`, since bodi 0.3; Section 5), which changes nothing
-    in all-discrete spaces; for each suggestion the model is fitted with the whole initial
-    design or with only a few of its points, whichever predicts the later trials better
-    (``design_in_model="auto"``, since bodi 0.5; Section 5); and the region's radius shrinks
-    after :data:`FAILURE_TOLERANCE` failures in a row instead of CASMOPOLITAN's 40 (since
-    bodi 0.6; Section 5).
+    in all-discrete spaces; the model is fitted with the whole initial design where the
+    region at its largest reaches a typical uniform point (about 60 binary parameters or
+    fewer; since bodi 0.7) and otherwise, for each suggestion, with the whole design or with
+    only a few of its points, whichever predicts the later trials better (since bodi 0.5;
+    ``design_in_model="reach"``, Section 5); and the region's radius shrinks after
+    :data:`FAILURE_TOLERANCE` failures in a row instead of CASMOPOLITAN's 40 (since bodi
+    0.6; Section 5).
     ``BODi(space, dictionary_reference="none", trust_region=False, kernel="hed",
     design_in_model="all")`` is the paper's BODi (the ``bodi-paper`` method of ``bodi bench``).
 
@@ -815,7 +819,8 @@ class BODi(GPOptimizer):
             marginal likelihood decides how far the random, far-apart design points are
             trusted beside the later trials; ``False`` (default): one noise for all.
         design_in_model: see :class:`GPOptimizer`; BODi's default is
-            :data:`BODI_DESIGN_IN_MODEL` (``"auto"``, since bodi 0.5; ``"all"`` before).
+            :data:`BODI_DESIGN_IN_MODEL` (``"reach"``, since bodi 0.7; ``"auto"`` in bodi 0.5
+            and 0.6, ``"all"`` before).
 
     Examples:
         >>> opt = BODi(space, seed=0)

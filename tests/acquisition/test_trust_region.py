@@ -206,3 +206,21 @@ def test_neighbour_mask_equals_the_mask_of_the_neighbours(radius, length):
     expected = region.contains(moves.apply(X).reshape(-1, SPACE.dim)).reshape(len(X), -1)
     assert torch.equal(region.contains_neighbours(X, moves), expected)
     assert expected.any() and not expected.all()
+
+
+def test_the_region_reaches_uniform_points_where_their_expected_distance_is_within_its_radius():
+    from bodi.acquisition.trust_region import reaches_uniform_points
+
+    def bits(d):
+        return [Binary(f"b{i}") for i in range(d)]
+
+    wide = TrustRegionSettings()  # max_radius 30
+    assert reaches_uniform_points(wide, SearchSpace(bits(60)))  # 30 flips: just within
+    assert not reaches_uniform_points(wide, SearchSpace(bits(62)))
+    five = [Categorical(f"c{i}", list("abcde")) for i in range(37)]  # 0.8 per parameter
+    assert reaches_uniform_points(wide, SearchSpace(five))  # 29.6
+    assert not reaches_uniform_points(wide, SearchSpace([*five, *bits(2)]))  # 30.6
+    assert reaches_uniform_points(wide, SearchSpace([Continuous("x", 0.0, 1.0)]))
+    narrow = TrustRegionSettings(init_radius=4, max_radius=8)
+    assert not reaches_uniform_points(narrow, SearchSpace(bits(17)))
+    assert reaches_uniform_points(narrow, SearchSpace([*bits(16), Continuous("x", 0.0, 1.0)]))

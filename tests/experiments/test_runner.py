@@ -23,6 +23,7 @@ from bodi.experiments.results import (
     Evaluation,
     ResultsStore,
     spec_with_casmopolitan_tolerance,
+    spec_with_held_out_design,
     spec_with_whole_design,
 )
 from bodi.experiments.runner import expand_seeds, run_benchmark
@@ -365,7 +366,7 @@ def test_runs_of_bodi_04_are_relabelled_with_the_whole_design_in_the_model(tmp_p
             optimizer = make_optimizer(method, space, seed=0, direction="minimize")
             assert optimizer.design_in_model == re.search(r"design_in_model=(\w+)",
                                                           method).group(1)
-    assert make_optimizer("bodi", space, seed=0, direction="minimize").design_in_model == "auto"
+    assert make_optimizer("bodi", space, seed=0, direction="minimize").design_in_model == "reach"
     assert make_optimizer("bodi-paper", space, seed=0,
                           direction="minimize").design_in_model == "all"
 
@@ -379,15 +380,16 @@ def test_runs_of_bodi_05_are_relabelled_with_casmopolitans_failure_tolerance(tmp
                "bodi[trust_region.schedule=geometric]", "bodi[trust_region=false]",
                "bodi[acquisition_optimizer=botorch]", "bodi-paper", "casmopolitan")
     _store_as_version(tmp_path, problems, methods, 4)
-    expected = sorted([f"bodi[{TOLERANCE_40}]", f"bodi[design_in_model=all,{TOLERANCE_40}]",
-                       f"bodi[dtype=float32,{TOLERANCE_40}]",
-                       f"bodi[trust_region.init_radius=2,{TOLERANCE_40}]", *methods[4:]])
+    expected = sorted(map(spec_with_held_out_design, [
+        f"bodi[{TOLERANCE_40}]", f"bodi[design_in_model=all,{TOLERANCE_40}]",
+        f"bodi[dtype=float32,{TOLERANCE_40}]", f"bodi[trust_region.init_radius=2,{TOLERANCE_40}]",
+        *methods[4:]]))
     reader = ResultsStore(tmp_path, read_only=True)  # a report: today's labels, file unchanged
     assert sorted(t["method"] for t in reader.tasks() if t["problem"] == "mine") == expected
     reader.close()
     ResultsStore(tmp_path).close()
     with sqlite3.connect(tmp_path / "results.db") as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION == 5
+        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION
         for problem in problems:
             assert sorted(m for (m,) in db.execute(
                 "SELECT method FROM tasks WHERE problem = ?", (problem,))) == expected
@@ -400,6 +402,39 @@ def test_runs_of_bodi_05_are_relabelled_with_casmopolitans_failure_tolerance(tmp
     assert make_optimizer("bodi", space, seed=0, direction="minimize").trust_region_settings == (
         make_optimizer("bodi[trust_region.failure_tolerance=10]", space, seed=0,
                        direction="minimize").trust_region_settings)
+
+
+def test_runs_of_bodi_06_are_relabelled_with_the_held_out_design_choice(tmp_path):
+    # a database of bodi 0.6 (user_version 5): every bodi spec without a design_in_model
+    # option, on any problem, chose the design in its model by held-out fit ("auto")
+    problems = {"labs50-shifted": {"x1": True}, "mine": {"a": 1, "u": 0.25}}
+    methods = ("bodi", "bodi[trust_region.failure_tolerance=10]", "bodi[kernel=hed]",
+               "bodi[trust_region=false]", "bodi[design_in_model=all]",
+               "bodi[design_in_model=reach]", "bodi-paper", "casmopolitan")
+    _store_as_version(tmp_path, problems, methods, 5)
+    expected = sorted(["bodi[design_in_model=auto]",
+                       "bodi[trust_region.failure_tolerance=10,design_in_model=auto]",
+                       "bodi[kernel=hed,design_in_model=auto]",
+                       "bodi[trust_region=false,design_in_model=auto]", *methods[4:]])
+    assert sorted(map(spec_with_held_out_design, methods)) == expected
+    reader = ResultsStore(tmp_path, read_only=True)  # a report: today's labels, file unchanged
+    assert sorted(t["method"] for t in reader.tasks() if t["problem"] == "mine") == expected
+    reader.close()
+    ResultsStore(tmp_path).close()
+    with sqlite3.connect(tmp_path / "results.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION == 6
+        for problem in problems:
+            assert sorted(m for (m,) in db.execute(
+                "SELECT method FROM tasks WHERE problem = ?", (problem,))) == expected
+    # each new label builds bodi 0.6's model choice; today's default keeps the design where
+    # the region reaches it
+    space = SearchSpace([Binary("a"), Continuous("u", 0.0, 1.0)])
+    for method in expected:
+        if method.startswith("bodi["):
+            optimizer = make_optimizer(method, space, seed=0, direction="minimize")
+            assert optimizer.design_in_model == re.search(r"design_in_model=(\w+)",
+                                                          method).group(1)
+    assert make_optimizer("bodi", space, seed=0, direction="minimize").design_in_model == "reach"
 
 
 def test_two_stored_names_of_one_configuration_are_refused_not_merged(tmp_path):

@@ -332,32 +332,34 @@ def test_an_all_categorical_space_defaults_to_the_hamming_kernel_and_a_03_study_
     assert bodi.load_study(path).kernel == "hed*hamming"
 
 
-def test_bodi_chooses_the_design_in_its_model_by_default_and_a_04_study_continues(tmp_path):
+@pytest.mark.parametrize("old", ["all", "auto"], ids=["bodi 0.4", "bodi 0.6"])
+def test_bodi_chooses_the_design_in_its_model_by_reach_and_older_studies_continue(
+        tmp_path, old):
     from bodi.baselines.casmopolitan import CASMOPOLITAN
 
     problem = planted_binary(10, seed=4)
     space = problem.space
-    assert bodi.BODi(space).design_in_model == "auto"
-    assert bodi.BODi(space, design_in_model="all").design_in_model == "all"  # asked for
+    assert bodi.BODi(space).design_in_model == "reach"
+    assert bodi.BODi(space, design_in_model=old).design_in_model == old  # asked for
     assert CASMOPOLITAN(space).design_in_model == "all"  # the baselines keep the whole design
     assert make_optimizer("bodi-paper", space, seed=0,
                           direction="minimize").design_in_model == "all"  # pinned
     # the default and the explicit option are one method: the same suggestions
     default, explicit = (_run(problem, 13, seed=5, n_init=10, **options)
-                         for options in ({}, {"design_in_model": "auto"}))
+                         for options in ({}, {"design_in_model": "reach"}))
     assert [t.params for t in default.trials] == [t.params for t in explicit.trials]
-    # a study of bodi 0.4 (the whole design in the model) says which setting differs, and
-    # continues with its own
+    # a study of bodi 0.4 (the whole design in the model) or 0.6 (the held-out choice) says
+    # which setting differs, and continues with its own
     path = tmp_path / "study.db"
-    old = bodi.BODi(space, seed=0, n_init=4, design_in_model="all", storage=path, **FAST)
-    old.tell(old.ask(4), [1.0, 2.0, 3.0, 4.0])
-    with pytest.raises(ValueError, match="design_in_model: stored 'all', given 'auto'"):
+    stored = bodi.BODi(space, seed=0, n_init=4, design_in_model=old, storage=path, **FAST)
+    stored.tell(stored.ask(4), [1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(ValueError, match=f"design_in_model: stored '{old}', given 'reach'"):
         bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST)
     loaded = bodi.load_study(path)
-    assert loaded.design_in_model == "all"
+    assert loaded.design_in_model == old
     loaded.tell(loaded.ask(), 0.5)
-    assert bodi.BODi(space, seed=0, n_init=4, design_in_model="all", storage=path,
-                     **FAST).design_in_model == "all"
+    assert bodi.BODi(space, seed=0, n_init=4, design_in_model=old, storage=path,
+                     **FAST).design_in_model == old
 
 
 def test_the_noise_prior_is_an_option_stored_with_the_study(tmp_path):
@@ -668,6 +670,35 @@ def test_design_in_model_few_keeps_the_designs_first_points_and_its_best(tmp_pat
                           direction="minimize").design_in_model == "auto"
     with pytest.raises(ValueError, match="design_in_model must be one of all, few, auto"):
         bodi.BODi(problem.space, design_in_model="some")
+
+
+@pytest.mark.parametrize(("trust_region", "same_as"), [
+    (None, "all"),  # 24 bits: a uniform point is 12 flips away, within the radius of 30
+    ({"init_radius": 4, "max_radius": 8}, "auto"),  # beyond a radius of 8
+    (False, "all"),  # no region: nothing is out of its reach
+])
+def test_design_in_model_reach_is_all_within_the_regions_reach_and_auto_beyond(
+        trust_region, same_as):
+    # as in the next test: the design's values are noise that the later trials do not follow,
+    # so "auto" leaves most of the design out and "all" does not
+    problem = planted_binary(24, seed=1)
+    options = {} if trust_region is None else {"trust_region": trust_region}
+    runs = []
+    for mode in ("reach", same_as, "auto" if same_as == "all" else "all"):
+        g = torch.Generator().manual_seed(0)
+        opt = bodi.BODi(problem.space, seed=0, n_init=12, design_in_model=mode, **options,
+                        **FAST)
+        for i in range(20):
+            x = opt.ask()
+            noise = 100.0 * float(torch.randn(1, generator=g))
+            opt.tell(x, noise if i < 12 else float(problem(x)))
+        opt.ask()
+        runs.append(opt)
+    params = [[t.params for t in run.trials] for run in runs]
+    assert params[0] == params[1]
+    fitted_on = [len(run.model.train_inputs[0]) for run in runs]
+    assert fitted_on[0] == fitted_on[1] != fitted_on[2]  # the rule's choice matters here
+    assert runs[0].settings()["design_in_model"] == "reach"
 
 
 @pytest.mark.parametrize("design_in_model", ["auto", "auto-refit"])
