@@ -13,7 +13,8 @@ budget and shared initial design of 20 points; runs are stored studies in
 ``data/multi_objective/studies.db``, so an interrupted run resumes with the same command and a
 later session adds seeds. The table (hypervolume above the reference point (1, 1) at 25, 50 and
 100 evaluations, mean ± standard error, paired test) is printed and the figure written to
-``docs/figures/multi-objective-svm53.png``.
+``docs/figures/multi-objective-svm53.png``. As in ``bodi report``, ``A|B`` in ``--methods``
+shows the studies of label ``B`` as method ``A`` (``"bodi 0.7|bodi[design_in_model=all]"``).
 """
 
 from __future__ import annotations
@@ -49,13 +50,16 @@ def main() -> None:
                         help="the method the table's paired tests compare the others with")
     args = parser.parse_args()
     problem = MULTI_OBJECTIVE_PROBLEMS[args.problem]()
-    methods = split_methods(args.methods)
+    shown = dict(reversed(m.split("|", 1)) if "|" in m else (m, m)
+                 for m in split_methods(args.methods))  # study label -> name shown
+    methods = list(shown)
     seeds = expand_seeds(args.seeds)
     path = Path(args.out) / "studies.db"
     if not args.report_only:
         path = run_multi_objective(problem, methods, seeds, budget=args.budget,
                                    n_init=args.n_init, out=args.out)
-    curves = hypervolume_curves(path, problem, methods, seeds, args.budget)
+    curves = {shown[label]: curve for label, curve in
+              hypervolume_curves(path, problem, methods, seeds, args.budget).items()}
     checkpoints = [c for c in (25, 50, args.budget) if c <= args.budget]
     print(hypervolume_table(curves, sorted(set(checkpoints)), reference_method=args.reference))
     print(plot_hypervolume(curves, args.figure, f"{problem.name}: hypervolume (ref. point "
