@@ -339,6 +339,32 @@ def test_runs_of_bodi_03_on_categorical_problems_are_relabelled_with_its_kernel(
     assert make_optimizer("bodi", space, seed=0, direction="minimize").kernel == "hamming"
 
 
+def _check_relabelled(folder, problems, expected) -> None:
+    """A report reads the older database under today's labels ``expected`` without changing
+    it; a writer then relabels the file to them and sets its format version."""
+    reader = ResultsStore(folder, read_only=True)
+    assert sorted(t["method"] for t in reader.tasks() if t["problem"] == "mine") == expected
+    reader.close()
+    ResultsStore(folder).close()
+    with sqlite3.connect(folder / "results.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION
+        for problem in problems:
+            assert sorted(m for (m,) in db.execute(
+                "SELECT method FROM tasks WHERE problem = ?", (problem,))) == expected
+
+
+def _check_design_in_model_of_labels(expected) -> None:
+    """Each ``bodi[...design_in_model=X...]`` label builds a BODi with ``X``; ``bodi`` is
+    today's ``"reach"``."""
+    space = SearchSpace([Binary("a"), Continuous("u", 0.0, 1.0)])
+    for method in expected:
+        if method.startswith("bodi["):
+            optimizer = make_optimizer(method, space, seed=0, direction="minimize")
+            assert optimizer.design_in_model == re.search(r"design_in_model=(\w+)",
+                                                          method).group(1)
+    assert make_optimizer("bodi", space, seed=0, direction="minimize").design_in_model == "reach"
+
+
 def test_runs_of_bodi_04_are_relabelled_with_the_whole_design_in_the_model(tmp_path):
     # a database of bodi 0.4 (user_version 3): every bodi spec without design_in_model, on
     # any problem, ran with design_in_model="all"
@@ -350,23 +376,9 @@ def test_runs_of_bodi_04_are_relabelled_with_the_whole_design_in_the_model(tmp_p
     expected = sorted(map(spec_with_casmopolitan_tolerance, [
         "bodi[design_in_model=all]", "bodi[design_noise=false,design_in_model=all]",
         "bodi[kernel=hed,dtype=float32,design_in_model=all]", *methods[3:]]))
-    reader = ResultsStore(tmp_path, read_only=True)  # a report: today's labels, file unchanged
-    assert sorted(t["method"] for t in reader.tasks() if t["problem"] == "mine") == expected
-    reader.close()
-    ResultsStore(tmp_path).close()
-    with sqlite3.connect(tmp_path / "results.db") as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION
-        for problem in problems:
-            assert sorted(m for (m,) in db.execute(
-                "SELECT method FROM tasks WHERE problem = ?", (problem,))) == expected
-    # each new label builds bodi 0.4's model choice; today's default chooses per suggestion
+    _check_relabelled(tmp_path, problems, expected)
+    _check_design_in_model_of_labels(expected)  # each new label builds bodi 0.4's choice
     space = SearchSpace([Binary("a"), Continuous("u", 0.0, 1.0)])
-    for method in expected:
-        if method.startswith("bodi["):
-            optimizer = make_optimizer(method, space, seed=0, direction="minimize")
-            assert optimizer.design_in_model == re.search(r"design_in_model=(\w+)",
-                                                          method).group(1)
-    assert make_optimizer("bodi", space, seed=0, direction="minimize").design_in_model == "reach"
     assert make_optimizer("bodi-paper", space, seed=0,
                           direction="minimize").design_in_model == "all"
 
@@ -384,15 +396,7 @@ def test_runs_of_bodi_05_are_relabelled_with_casmopolitans_failure_tolerance(tmp
         f"bodi[{TOLERANCE_40}]", f"bodi[design_in_model=all,{TOLERANCE_40}]",
         f"bodi[dtype=float32,{TOLERANCE_40}]", f"bodi[trust_region.init_radius=2,{TOLERANCE_40}]",
         *methods[4:]]))
-    reader = ResultsStore(tmp_path, read_only=True)  # a report: today's labels, file unchanged
-    assert sorted(t["method"] for t in reader.tasks() if t["problem"] == "mine") == expected
-    reader.close()
-    ResultsStore(tmp_path).close()
-    with sqlite3.connect(tmp_path / "results.db") as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION
-        for problem in problems:
-            assert sorted(m for (m,) in db.execute(
-                "SELECT method FROM tasks WHERE problem = ?", (problem,))) == expected
+    _check_relabelled(tmp_path, problems, expected)
     # each new label builds bodi 0.5's region; today's default shrinks after 10 failures
     space = SearchSpace([Binary("a"), Continuous("u", 0.0, 1.0)])
     for method in expected:
@@ -417,24 +421,9 @@ def test_runs_of_bodi_06_are_relabelled_with_the_held_out_design_choice(tmp_path
                        "bodi[kernel=hed,design_in_model=auto]",
                        "bodi[trust_region=false,design_in_model=auto]", *methods[4:]])
     assert sorted(map(spec_with_held_out_design, methods)) == expected
-    reader = ResultsStore(tmp_path, read_only=True)  # a report: today's labels, file unchanged
-    assert sorted(t["method"] for t in reader.tasks() if t["problem"] == "mine") == expected
-    reader.close()
-    ResultsStore(tmp_path).close()
-    with sqlite3.connect(tmp_path / "results.db") as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION == 6
-        for problem in problems:
-            assert sorted(m for (m,) in db.execute(
-                "SELECT method FROM tasks WHERE problem = ?", (problem,))) == expected
-    # each new label builds bodi 0.6's model choice; today's default keeps the design where
-    # the region reaches it
-    space = SearchSpace([Binary("a"), Continuous("u", 0.0, 1.0)])
-    for method in expected:
-        if method.startswith("bodi["):
-            optimizer = make_optimizer(method, space, seed=0, direction="minimize")
-            assert optimizer.design_in_model == re.search(r"design_in_model=(\w+)",
-                                                          method).group(1)
-    assert make_optimizer("bodi", space, seed=0, direction="minimize").design_in_model == "reach"
+    assert FORMAT_VERSION == 6
+    _check_relabelled(tmp_path, problems, expected)
+    _check_design_in_model_of_labels(expected)  # each new label builds bodi 0.6's choice
 
 
 def test_two_stored_names_of_one_configuration_are_refused_not_merged(tmp_path):
