@@ -80,7 +80,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from bodi.acquisition.trust_region import TrustRegionSettings, reaches_uniform_points
+from bodi.acquisition.trust_region import reaches_uniform_points
 from bodi.experiments.multi_objective_runner import STUDIES
 from bodi.experiments.results import (
     DB_NAME,
@@ -92,7 +92,7 @@ from bodi.experiments.results import (
     spec_with_whole_design,
     spec_without_own_box,
 )
-from bodi.optimizers.bo import PRODUCT_KERNEL
+from bodi.optimizers.bo import PRODUCT_KERNEL, BODi
 from bodi.problems.registry import get_problem
 from bodi.space import SearchSpace
 
@@ -113,7 +113,7 @@ def reach_adoptions() -> list[tuple[str, str, str, str, str]]:
     """bodi 0.7's copies (``ADOPTIONS``' form): A10's runs on the problems whose space bodi
     0.7's trust region reaches and F10's on the others, as R, from the databases that hold
     them (seeds 0-9 into ``data/ablation6``, seeds 10-19 within ``data/seeds10to19``)."""
-    region = TrustRegionSettings()  # BODi's radii (its default region changes no radius)
+    region = BODi.default_trust_region
     copies = []
     for source, target in (("ablation5", "ablation6"), ("ablation4", "ablation6"),
                            ("seeds10to19", "seeds10to19")):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from bodi.experiments.analysis import shown_names
 from bodi.experiments.multi_objective_runner import (
     hypervolume_curves,
     hypervolume_table,
@@ -50,9 +51,9 @@ def main() -> None:
                         help="the method the table's paired tests compare the others with")
     args = parser.parse_args()
     problem = MULTI_OBJECTIVE_PROBLEMS[args.problem]()
-    shown = dict(reversed(m.split("|", 1)) if "|" in m else (m, m)
-                 for m in split_methods(args.methods))  # study label -> name shown
-    methods = list(shown)
+    specs = split_methods(args.methods)
+    methods = [m.split("|")[-1].strip() for m in specs]  # the studies' labels
+    shown = dict(zip(methods, shown_names(specs), strict=True))
     seeds = expand_seeds(args.seeds)
     path = Path(args.out) / "studies.db"
     if not args.report_only:

@@ -38,7 +38,7 @@ def _dirs(out: Outs) -> list[Path]:
     return [Path(out)] if isinstance(out, str | Path) else [Path(o) for o in out]
 
 
-def _names(methods: Sequence[str] | None) -> list[str] | None:
+def shown_names(methods: Sequence[str] | None) -> list[str] | None:
     """The names that ``methods`` show, in order (``"A|B"`` shows as ``A``)."""
     return None if methods is None else [m.split("|")[0].strip() for m in methods]
 
@@ -54,7 +54,7 @@ def _load(
     info``."""
     if evaluations is not None and (isinstance(evaluations, bool) or evaluations < 1):
         raise ValueError(f"evaluations must be a positive integer, got {evaluations!r}")
-    shown = {label.strip(): name for item, name in zip(methods or [], _names(methods) or [],
+    shown = {label.strip(): name for item, name in zip(methods or [], shown_names(methods) or [],
                                                        strict=True)
              for label in item.split("|")}
     runs: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
@@ -136,7 +136,7 @@ def plot_results(
     import matplotlib.pyplot as plt
 
     runs, tasks = _load(out, problems, methods, evaluations)
-    methods = _names(methods)
+    methods = shown_names(methods)
     curves = _best_curves(runs)
     problems = [p for p in problems if p in curves] if problems else sorted(curves)
     cols = min(3, len(problems))
@@ -212,7 +212,7 @@ def report(
     tests across problems: its final values come from fewer evaluations.
     """
     runs, tasks = _load(out, problems, methods, evaluations)
-    methods = _names(methods)
+    methods = shown_names(methods)
     directions = {p: t["direction"] for p, t in tasks.items()}
     finals = _finals(runs)
     partial = _partial(runs)
@@ -341,7 +341,7 @@ def shift_report(
     on both (``specs/benchmarks.md``)."""
     selected = [*problems, *(f"{p}-shifted" for p in problems)] if problems else None
     runs, tasks = _load(out, selected, methods, evaluations)
-    methods = _names(methods)
+    methods = shown_names(methods)
     finals = _finals(runs)
     lines = [
         "| problem | method | original (mean ± s.e.) | shifted (mean ± s.e.) | worse by "
@@ -394,7 +394,7 @@ def plot_ranks(
     import matplotlib.pyplot as plt
 
     runs, tasks = _load(out, problems, methods, evaluations)
-    methods = _names(methods)
+    methods = shown_names(methods)
     finals = _ranked(_finals(runs), _partial(runs))
     per_method: dict[str, dict[str, float]] = defaultdict(dict)
     for problem, by_method in finals.items():

@@ -672,6 +672,17 @@ def test_design_in_model_few_keeps_the_designs_first_points_and_its_best(tmp_pat
         bodi.BODi(problem.space, design_in_model="some")
 
 
+def _with_noisy_design(opt, problem, asks: int = 20):
+    """``opt`` (with a design of 12) after ``asks`` suggestions: the design's values are noise
+    far larger than the problem's, which the later trials follow."""
+    g = torch.Generator().manual_seed(0)
+    for i in range(asks):
+        x = opt.ask()
+        noise = 100.0 * float(torch.randn(1, generator=g))
+        opt.tell(x, noise if i < 12 else float(problem(x)))
+    return opt
+
+
 @pytest.mark.parametrize(("trust_region", "same_as"), [
     (None, "all"),  # 24 bits: a uniform point is 12 flips away, within the radius of 30
     ({"init_radius": 4, "max_radius": 8}, "auto"),  # beyond a radius of 8
@@ -679,19 +690,14 @@ def test_design_in_model_few_keeps_the_designs_first_points_and_its_best(tmp_pat
 ])
 def test_design_in_model_reach_is_all_within_the_regions_reach_and_auto_beyond(
         trust_region, same_as):
-    # as in the next test: the design's values are noise that the later trials do not follow,
-    # so "auto" leaves most of the design out and "all" does not
+    # the design's values are noise that the later trials do not follow, so "auto" leaves
+    # most of the design out and "all" does not
     problem = planted_binary(24, seed=1)
     options = {} if trust_region is None else {"trust_region": trust_region}
     runs = []
     for mode in ("reach", same_as, "auto" if same_as == "all" else "all"):
-        g = torch.Generator().manual_seed(0)
-        opt = bodi.BODi(problem.space, seed=0, n_init=12, design_in_model=mode, **options,
-                        **FAST)
-        for i in range(20):
-            x = opt.ask()
-            noise = 100.0 * float(torch.randn(1, generator=g))
-            opt.tell(x, noise if i < 12 else float(problem(x)))
+        opt = _with_noisy_design(bodi.BODi(problem.space, seed=0, n_init=12,
+                                           design_in_model=mode, **options, **FAST), problem)
         opt.ask()
         runs.append(opt)
     params = [[t.params for t in run.trials] for run in runs]
@@ -708,12 +714,8 @@ def test_design_in_model_auto_leaves_out_a_design_that_does_not_fit_the_later_tr
     """Later trials follow the problem; the design's values are unrelated noise far larger:
     the model leaves most of the design out."""
     problem = planted_binary(24, seed=1)
-    g = torch.Generator().manual_seed(0)
-    opt = bodi.BODi(problem.space, seed=0, n_init=12, design_in_model=design_in_model, **FAST)
-    for i in range(20):
-        x = opt.ask()
-        noise = 100.0 * float(torch.randn(1, generator=g))
-        opt.tell(x, noise if i < 12 else float(problem(x)))
+    opt = _with_noisy_design(bodi.BODi(problem.space, seed=0, n_init=12,
+                                       design_in_model=design_in_model, **FAST), problem)
     few = opt.few_design_rows(torch.arange(20))
     assert 13 <= int(few.sum()) <= 14  # the first five, the best, the eight later
     opt.ask()
