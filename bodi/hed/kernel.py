@@ -276,18 +276,30 @@ class HammingDistanceKernel(Kernel):
         inner = e1 @ e2.transpose(-1, -2)
         return (norms1.unsqueeze(-1) + norms2.unsqueeze(-2) - 2 * inner).clamp_min(0)
 
-    def _isotropic_matern52(self) -> bool:
-        """Whether the base kernel is a Matérn-5/2 of the distance (one lengthscale)."""
+    def _of_distance(self) -> bool:
+        """Whether the covariance is a function of the distance alone (a Matérn-5/2 base
+        kernel with one lengthscale), computed by :meth:`_covariance`."""
         base = self.base_kernel
         return (type(base) is MaternKernel and base.nu == 2.5 and not base.batch_shape
                 and base.lengthscale.numel() == 1)
 
+    def _covariance(self, squared: Tensor) -> Tensor:
+        """The covariance at Hamming distances ``squared`` (any shape): the Matérn-5/2,
+        ``(1 + r + r^2 / 3) exp(-r)`` with ``r = sqrt(5 H) / l``."""
+        lengthscale = self.base_kernel.lengthscale.reshape(())
+        if squared.requires_grad or (lengthscale.requires_grad and torch.is_grad_enabled()):
+            r = (5 * squared).clamp_min(1e-30).sqrt() / lengthscale
+            return (1 + r + r.pow(2) / 3) * torch.exp(-r)
+        # the same in place: N x n elementwise passes are this kernel's cost in a search
+        r = (5 * squared).clamp_min_(1e-30).sqrt_().div_(lengthscale)
+        return torch.exp(-r).mul_(r.div(3).add_(1).mul_(r).add_(1))
+
     def forward(self, x1: Tensor, x2: Tensor, diag: bool = False, **params: Any) -> Tensor:
-        if not self._isotropic_matern52():
+        if not self._of_distance():
             e1 = self.embed(x1)
             e2 = e1 if x2 is x1 else self.embed(x2)
             return self.base_kernel.forward(e1, e2, diag=diag, **params)
-        if diag and x2 is x1:  # a point's variance: the Matérn at distance zero
+        if diag and x2 is x1:  # a point's variance: the covariance at distance zero, 1
             return x1.new_ones(x1.shape[:-1])
         if diag:
             squared = (self.embed(x1) - self.embed(x2)).pow(2).sum(-1)
@@ -300,13 +312,7 @@ class HammingDistanceKernel(Kernel):
                 # posteriors (``b x q x d``, e.g. a batch acquisition's), whose rows the
                 # neighbours of a ``b x dim`` parent cannot be measured against
                 self._reference = (x2,)
-        lengthscale = self.base_kernel.lengthscale.reshape(())
-        if squared.requires_grad or (lengthscale.requires_grad and torch.is_grad_enabled()):
-            r = (5 * squared).clamp_min(1e-30).sqrt() / lengthscale
-            return (1 + r + r.pow(2) / 3) * torch.exp(-r)
-        # the same in place: N x n elementwise passes are this kernel's cost in a search
-        r = (5 * squared).clamp_min_(1e-30).sqrt_().div_(lengthscale)
-        return torch.exp(-r).mul_(r.div(3).add_(1).mul_(r).add_(1))
+        return self._covariance(squared)
 
     def _hinted_distances(self, x1: Tensor, x2: Tensor) -> Tensor | None:
         """The hinted ``N x n`` distances, if ``x1`` are the hinted points and ``x2`` the
@@ -325,8 +331,8 @@ class HammingDistanceKernel(Kernel):
         A change of variable ``j`` moves the distance to row ``i`` by
         ``[z'_j != r_ij] - [z_j != r_ij]``: ``O(b K n)``, where recomputing costs
         ``O(b K n D)``. ``None`` before any cross-covariance (no reference yet) or with a
-        base kernel that is not a Matérn of the distance."""
-        if self._reference is None or not self._isotropic_matern52():
+        base kernel that is not a function of the distance."""
+        if self._reference is None or not self._of_distance():
             return None
         reference = self._reference[0]
         X = X.to(reference)
@@ -377,3 +383,31 @@ def _same_memory(a: Tensor, b: Tensor) -> bool:
     and strides), so equal without comparing their ``O(N d)`` entries."""
     return (a.device == b.device and a.dtype == b.dtype and a.data_ptr() == b.data_ptr()
             and a.shape == b.shape and a.stride() == b.stride())
+
+
+class FirstOrderKernel(HammingDistanceKernel):
+    r"""``k(z, z') = 1 - H(z, z') / d = (1 / d) sum_i [z_i = z'_i]``: the first-order
+    (additive) kernel of ``d`` discrete variables.
+
+    Each indicator ``[z_i = z'_i]`` is a covariance (the inner product of one-hot codes), so
+    ``k`` is the covariance of ``f(z) = sum_i w_i(z_i)`` with independent effects ``w_i(c)``
+    of each variable's value, of variance ``1 / d`` each: a function with no interactions.
+    Scaled by an output scale and added to an interaction kernel (``BODi(first_order=True)``),
+    it lets the GP learn each variable's own effect from few points, where a kernel of the
+    distance alone (or of a dictionary's embedding) cannot tell which variables moved
+    (Walsh's first-order terms; BOCS's linear part). The distances are
+    :class:`HammingDistanceKernel`'s, so the local search gets its neighbours' in ``O(n)``.
+
+    Args:
+        cardinalities: number of values of each of the ``d`` discrete variables.
+        active_dims: the ``d`` columns of the input holding the discrete variables.
+    """
+
+    def __init__(self, cardinalities: Any, active_dims: Any = None, **kwargs: Any) -> None:
+        super().__init__(cardinalities, base_kernel=None, active_dims=active_dims, **kwargs)
+
+    def _of_distance(self) -> bool:
+        return True
+
+    def _covariance(self, squared: Tensor) -> Tensor:
+        return 1 - squared / len(self.cardinalities)

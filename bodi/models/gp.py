@@ -41,7 +41,7 @@ from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
 from bodi.hed.dictionaries import Dictionary
-from bodi.hed.kernel import HammingDistanceKernel, HammingEmbeddingKernel
+from bodi.hed.kernel import FirstOrderKernel, HammingDistanceKernel, HammingEmbeddingKernel
 from bodi.models.fit_loss import is_embedding_kernel
 from bodi.models.noise import MarkedInputsNoise, observation_noise
 from bodi.models.single_task import FastSingleTaskGP
@@ -153,6 +153,20 @@ def make_hamming_kernel(space: SearchSpace) -> Kernel:
 
 #: the Gaussian likelihood's noise priors (see the module's docstring)
 NOISE_PRIORS = ("lognormal", "gamma")
+
+
+def with_first_order(space: SearchSpace, covar: Kernel) -> Kernel:
+    """``covar + s * k_1``: ``covar`` (any kernel of ``space``) plus the first-order kernel of
+    the binary/categorical columns (:class:`~bodi.hed.kernel.FirstOrderKernel`,
+    ``1 - H / d``) with its own output scale ``s`` (no prior): the GP of ``g(x) + sum_i
+    w_i(x_i)``, whose additive part the marginal likelihood sizes (``s`` near 0 where the
+    variables act only together). ``covar`` alone for a space without discrete parameters."""
+    discrete = space.discrete_dims
+    if not discrete:
+        return covar
+    columns = None if list(discrete) == list(range(space.dim)) else discrete
+    first_order = ScaleKernel(FirstOrderKernel(space.cardinalities, active_dims=columns))
+    return AdditiveKernel(covar, first_order)
 
 
 def check_noise_prior(noise_prior: str) -> None:

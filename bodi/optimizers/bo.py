@@ -54,6 +54,7 @@ from bodi.models.gp import (
     make_hed_kernel,
     make_hed_plus_hamming_kernel,
     warm_started_fits,
+    with_first_order,
 )
 from bodi.models.noise import exact_matches
 from bodi.models.portfolio import portfolio_arms
@@ -591,6 +592,8 @@ def _check_model_options(options: Mapping[str, Any], space: SearchSpace | None) 
     check_noise_prior(options["noise_prior"])
     if not isinstance(options["design_noise"], bool):
         raise ValueError(f"design_noise must be True or False, got {options['design_noise']!r}")
+    if not isinstance(options["first_order"], bool):
+        raise ValueError(f"first_order must be True or False, got {options['first_order']!r}")
     check_integer("dictionary_size", dictionary_size)
     if dictionary_reference is None:  # the default: relative to the incumbent where defined
         dictionary_reference = ("none" if dictionary in UNRELABELLABLE_DICTIONARIES
@@ -818,6 +821,10 @@ class BODi(GPOptimizer):
             fitted with the other hyperparameters (:mod:`bodi.models.noise`), so that the
             marginal likelihood decides how far the random, far-apart design points are
             trusted beside the later trials; ``False`` (default): one noise for all.
+        first_order: add to the kernel the first-order kernel of the binary/categorical
+            parameters with its own output scale (:func:`bodi.models.gp.with_first_order`):
+            the model ``g(x) + sum_i w_i(x_i)``, which learns each variable's own effect;
+            ``False`` (default): the kernel alone. A candidate of issue 33 (docs/results.md §5).
         design_in_model: see :class:`GPOptimizer`; BODi's default is
             :data:`BODI_DESIGN_IN_MODEL` (``"reach"``, since bodi 0.7; ``"auto"`` in bodi 0.5
             and 0.6, ``"all"`` before).
@@ -840,6 +847,7 @@ class BODi(GPOptimizer):
         kernel: str | None = None,
         noise_prior: str = "lognormal",
         design_noise: bool = False,
+        first_order: bool = False,
         design_in_model: str = BODI_DESIGN_IN_MODEL,
         **kwargs: Any,
     ) -> None:
@@ -848,10 +856,11 @@ class BODi(GPOptimizer):
         dictionary_reference = _check_model_options(dict(
             dictionary_size=dictionary_size, dictionary=dictionary,
             dictionary_reference=dictionary_reference, kernel=kernel,
-            noise_prior=noise_prior, design_noise=design_noise), space)
+            noise_prior=noise_prior, design_noise=design_noise, first_order=first_order), space)
         self.kernel = default_kernel(space) if kernel is None else kernel
         self.noise_prior = noise_prior
         self.design_noise = design_noise
+        self.first_order = first_order
         self.dictionary_reference = dictionary_reference
         self.dictionary_size = dictionary_size
         self.dictionary_kind = dictionary
@@ -878,6 +887,7 @@ class BODi(GPOptimizer):
     legacy_settings: ClassVar[dict[str, Any]] = {
         **GPOptimizer.legacy_settings, "dictionary_reference": "none", "trust_region": False,
         "kernel": "hed", "noise_prior": "lognormal", "design_noise": False,
+        "first_order": False,
     }
 
     def settings(self) -> dict[str, Any]:
@@ -891,6 +901,7 @@ class BODi(GPOptimizer):
         settings["kernel"] = self.kernel
         settings["noise_prior"] = self.noise_prior
         settings["design_noise"] = self.design_noise
+        settings["first_order"] = self.first_order
         return settings
 
     def make_dictionary(self) -> Dictionary | None:
@@ -954,6 +965,8 @@ class BODi(GPOptimizer):
             covar = make_hamming_kernel(self.space)
         else:
             covar = _DICTIONARY_KERNELS[kernel](self.space, self.make_dictionary())
+        if self.first_order:
+            covar = with_first_order(self.space, covar)
         return fit_model(make_gp(train_X, train_Y, covar, self.noise_prior,
                                  self.noisier_inputs(train_X)))
 
