@@ -262,3 +262,43 @@ def test_hamming_neighbour_distances_equal_the_distances_of_the_neighbours(space
     r = (5 * (H.reshape(len(flat), -1) + 1.0)).sqrt() / 1.3
     torch.testing.assert_close(hinted, (1 + r + r**2 / 3) * torch.exp(-r))
     assert kernel._hint is None
+
+
+def test_the_first_order_kernel_is_one_minus_the_normalised_hamming_distance():
+    """``k(z, z') = 1 - H(z, z') / d``, the mean of the per-variable match indicators, on the
+    discrete columns whatever the others; a covariance (positive semidefinite)."""
+    from bodi.hed.kernel import FirstOrderKernel
+
+    kernel = FirstOrderKernel(MIXED.cardinalities, active_dims=MIXED.discrete_dims)
+    X = MIXED.sample(30, generator=torch.Generator().manual_seed(2))
+    Z = X[:, MIXED.discrete_dims]
+    matches = (Z.unsqueeze(1) == Z.unsqueeze(0)).to(X)  # 30 x 30 x d
+    with torch.no_grad():
+        K = kernel(X).to_dense()
+        torch.testing.assert_close(K, matches.mean(-1))
+        torch.testing.assert_close(kernel(X, diag=True), torch.ones(30, dtype=X.dtype))
+        torch.testing.assert_close(kernel(X[:5], X[5:9], diag=False).to_dense(),
+                                   matches[:5, 5:9].mean(-1))
+    assert torch.linalg.eigvalsh(K).min() > -1e-10
+    assert not any(True for _ in kernel.parameters())  # the output scale lives outside
+
+
+def test_first_order_neighbour_distances_give_the_neighbours_covariances():
+    """The local search's shortcut: the neighbours' distances from their parent's, and the
+    covariance of the hinted neighbours equals the computed one."""
+    from bodi.hed.kernel import FirstOrderKernel
+
+    kernel = FirstOrderKernel(MIXED.cardinalities, active_dims=MIXED.discrete_dims)
+    moves = NeighbourMoves(MIXED)
+    X = MIXED.sample(3, generator=torch.Generator().manual_seed(7))
+    train = MIXED.sample(9, generator=torch.Generator().manual_seed(8))
+    _, new_values = moves.moved_values(X)
+    with torch.no_grad():
+        kernel(X, train).to_dense()
+    fast = kernel.neighbour_embedding(X, moves.column, new_values)
+    flat = moves.apply(X).reshape(-1, MIXED.dim)
+    with torch.no_grad():
+        exact = kernel(flat, train).to_dense()
+        with embedding_hint({kernel: fast.reshape(len(flat), -1)}, flat):
+            hinted = kernel(flat, train).to_dense()
+    torch.testing.assert_close(hinted, exact)

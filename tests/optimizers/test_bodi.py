@@ -828,3 +828,28 @@ def test_the_genetic_acquisition_optimizer_searches_the_region_reproducibly():
     assert len({tuple(t.params.values()) for t in first.trials}) == 9
     with pytest.raises(ValueError, match="unknown acquisition_optimizer"):
         bodi.BODi(space, acquisition_optimizer="annealing")
+
+
+def test_the_first_order_term_is_in_the_model_recorded_and_resumed(tmp_path):
+    """``first_order=True`` adds the first-order kernel (with its output scale) to the
+    default model; the study records it and resumes with it; studies stored before the option
+    existed ran without it; anything but a bool is refused with one line."""
+    from bodi.hed.kernel import FirstOrderKernel, HammingEmbeddingKernel
+
+    problem = planted_binary(16, seed=4)
+    opt = bodi.BODi(problem.space, seed=0, n_init=8, first_order=True, num_restarts=4,
+                    raw_samples=256, dictionary_size=32, storage=tmp_path / "study.db")
+    _drive(opt, problem, 30)
+    kinds = {type(k) for k in opt.model.covar_module.modules()}
+    assert {FirstOrderKernel, HammingEmbeddingKernel} <= kinds
+    assert opt.settings()["first_order"] is True
+    assert bodi.load_study(tmp_path / "study.db").settings()["first_order"] is True
+    assert bodi.BODi.legacy_settings["first_order"] is False
+    plain = _drive(bodi.BODi(problem.space, seed=0, n_init=8, num_restarts=4, raw_samples=256,
+                             dictionary_size=32), problem, 9)
+    assert FirstOrderKernel not in {type(k) for k in plain.model.covar_module.modules()}
+    random_best = min(float(problem(x)) for x in problem.space.decode(
+        problem.space.sample(30, generator=torch.Generator().manual_seed(0))))
+    assert opt.best[1] < random_best
+    with pytest.raises(ValueError, match="first_order must be True or False"):
+        bodi.BODi(problem.space, first_order="yes")
