@@ -179,34 +179,47 @@ class MaternGPLoss(torch.autograd.Function):
     :class:`bodi.models.noise.MarkedInputsNoise`) the noise is ``s2 + t2 [i marked]`` and
     ``dlog N / dt2`` is ``G``'s trace over the marked rows.
 
+    With a fixed covariance ``F`` (``n x n``, a kernel without hyperparameters, e.g. the
+    first-order kernel of :func:`bodi.models.gp.with_first_order`) the covariance is
+    ``a K + b F`` with output scales ``a`` and ``b`` (no priors): ``dlog N / da = <G, K>``,
+    ``dlog N / db = <G, F>``, and the lengthscales' upstream gradient is ``a G``.
+
     Args (of ``apply``): ``y`` (``n``), the factors' inputs ``Z_k`` (a tuple, of
     :func:`loss_inputs`), their priors (a tuple of ``LogNormalPrior`` or ``None``), the noise's
-    prior, ``marked`` (or ``None``), then the tensors that take a gradient: ``s2`` (1
-    element), ``t2`` (1 element, or ``None`` without marked rows), ``c`` (1 element) and the
-    lengthscales ``l_k``.
+    prior, ``marked`` (or ``None``), ``F`` (or ``None``), then the tensors that take a
+    gradient: ``s2`` (1 element), ``t2`` (1 element, or ``None`` without marked rows), ``c``
+    (1 element), ``a`` and ``b`` (or ``None`` without ``F``) and the lengthscales ``l_k``.
     """
 
     @staticmethod
     def forward(ctx, y: Tensor, inputs: tuple[Tensor, ...], priors: tuple, noise_prior: Any,
-                marked: Tensor | None, noise: Tensor, extra_noise: Tensor | None,
-                constant: Tensor, *lengthscales: Tensor) -> Tensor:
+                marked: Tensor | None, fixed: Tensor | None, noise: Tensor,
+                extra_noise: Tensor | None, constant: Tensor, scale: Tensor | None,
+                fixed_scale: Tensor | None, *lengthscales: Tensor) -> Tensor:
         factors = [_matern52(Z, lengthscale) for Z, lengthscale in
                    zip(inputs, lengthscales, strict=True)]
         K = math.prod((K_k for K_k, _ in factors[1:]), start=factors[0][0])
-        covariance = K if len(factors) > 1 else K.clone()  # a new tensor: noise goes in place
+        if fixed is not None:  # a K + b F, a new tensor
+            covariance = (K * scale).add_(fixed * fixed_scale)
+        else:
+            covariance = K if len(factors) > 1 else K.clone()  # a new tensor: noise in place
         n = y.shape[-1]
         covariance.diagonal(dim1=-2, dim2=-1).add_(noise.reshape(-1).expand(n))
         if marked is not None:
             covariance.diagonal(dim1=-2, dim2=-1).add_(extra_noise.reshape(-1) * marked)
         log_p, L, alpha = _gaussian_log_density(covariance, y - constant)
         gradients: list[Tensor] = []
-        ctx.extra_noise_gradient = None
+        ctx.extra_noise_gradient = ctx.scale_gradients = None
         if any(ctx.needs_input_grad):
             G = _gaussian_log_density_gradient(L, alpha)
             gradients.append(G.diagonal().sum().reshape(noise.shape))
             ctx.extra_noise_gradient = None if marked is None else (
                 -(G.diagonal() * marked).sum().reshape(extra_noise.shape) / n)
             gradients.append(alpha.sum().reshape(constant.shape))
+            if fixed is not None:
+                ctx.scale_gradients = (-(G * K).sum().reshape(scale.shape) / n,
+                                       -(G * fixed).sum().reshape(fixed_scale.shape) / n)
+                G = G * scale
             for k, (_, saved) in enumerate(factors):
                 G_k = math.prod((K_j for j, (K_j, _) in enumerate(factors) if j != k), start=G)
                 gradients.append(_matern52_lengthscale_gradient(G_k, saved))
@@ -224,7 +237,10 @@ class MaternGPLoss(torch.autograd.Function):
     def backward(ctx, grad: Tensor) -> tuple[Tensor | None, ...]:
         noise, constant, *lengthscales = (grad * g for g in ctx.gradients)
         extra = None if ctx.extra_noise_gradient is None else grad * ctx.extra_noise_gradient
-        return (None, None, None, None, None, noise, extra, constant, *lengthscales)
+        scales = (None, None) if ctx.scale_gradients is None else tuple(
+            grad * g for g in ctx.scale_gradients)
+        return (None, None, None, None, None, None, noise, extra, constant, *scales,
+                *lengthscales)
 
 def is_embedding_kernel(kernel: Kernel) -> bool:
     """Whether ``kernel`` applies its ``base_kernel`` to ``embed(discrete_columns(X))`` (the

@@ -12,7 +12,7 @@ from botorch.models import SingleTaskGP
 from botorch.posteriors import GPyTorchPosterior
 from gpytorch import settings as gpytorch_settings
 from gpytorch.distributions import MultivariateNormal
-from gpytorch.kernels import Kernel, MaternKernel, ProductKernel
+from gpytorch.kernels import AdditiveKernel, Kernel, MaternKernel, ProductKernel, ScaleKernel
 from gpytorch.likelihoods import GaussianLikelihood
 from gpytorch.likelihoods.noise_models import HomoskedasticNoise
 from gpytorch.means import ConstantMean
@@ -32,6 +32,20 @@ from bodi.models.fit_loss import (
     matern_of,
 )
 from bodi.models.noise import MarkedInputsNoise, observation_noise
+
+
+def _scaled_sum(covar: Kernel) -> tuple[ScaleKernel, ScaleKernel] | None:
+    """``(a k, b f)`` when ``covar`` is ``a k + b f`` (two ``ScaleKernel`` of one output scale
+    each, ``f`` without hyperparameters, as :func:`bodi.models.gp.with_first_order` builds
+    it); ``None`` otherwise."""
+    if type(covar) is not AdditiveKernel or len(covar.kernels) != 2:
+        return None
+    main, fixed = covar.kernels
+    if not all(type(k) is ScaleKernel and not k.batch_shape for k in (main, fixed)):
+        return None
+    if any(True for _ in fixed.base_kernel.parameters()):
+        return None
+    return main, fixed
 
 
 class FastSingleTaskGP(SingleTaskGP):
@@ -75,47 +89,57 @@ class FastSingleTaskGP(SingleTaskGP):
         X = self.train_inputs[0]
         plan = None if X.requires_grad else self._matern_loss_plan()
         if plan is not None:
-            factors, priors, noise_prior = plan
-            inputs = self._loss_inputs(factors, X)
+            factors, priors, noise_prior, scaled = plan
+            inputs, fixed = self._loss_inputs(factors, scaled, X)
             lengthscales = (matern_of(kernel).lengthscale for kernel in factors)
             noise = self.likelihood.noise_covar
             marked = noise.is_marked(X).to(y) if isinstance(noise, MarkedInputsNoise) else None
             extra = None if marked is None else noise.extra_noise
-            return MaternGPLoss.apply(y, inputs, priors, noise_prior, marked,
+            scales = (None, None) if scaled is None else (scaled[0].outputscale,
+                                                          scaled[1].outputscale)
+            return MaternGPLoss.apply(y, inputs, priors, noise_prior, marked, fixed,
                                        self.likelihood.noise, extra,
-                                       self.mean_module.constant, *lengthscales)
+                                       self.mean_module.constant, *scales, *lengthscales)
         log_p = GaussianLogDensity.apply(*self._train_covariance_and_residual())
         for _, module, prior, closure, _ in self.named_priors():
             log_p = log_p + prior.log_prob(closure(module)).sum()
         return -log_p / y.shape[-1]
 
-    def _matern_loss_plan(self) -> tuple[tuple[Kernel, ...], tuple, LogNormalPrior | None] | None:
-        """The covariance's factors, their lengthscale priors and the noise's prior, when
-        :class:`MaternGPLoss` computes the fit loss: every factor a plain Matérn-5/2 (on the
-        HED embedding or on columns), a ``ConstantMean`` and a homoskedastic Gaussian
-        likelihood (or one with extra noise on marked inputs), and no priors but LogNormal
-        ones on those lengthscales and on the noise.
-        ``None`` otherwise."""
+    def _matern_loss_plan(self) -> tuple | None:
+        """The covariance's factors, their lengthscale priors, the noise's prior and the
+        scaled sum's two ``ScaleKernel`` (or ``None``), when :class:`MaternGPLoss` computes the
+        fit loss: every factor a plain Matérn-5/2 (on the HED embedding or on columns), their
+        product alone or, scaled, plus a scaled kernel without hyperparameters
+        (:func:`_scaled_sum`), a ``ConstantMean`` and a homoskedastic Gaussian likelihood (or
+        one with extra noise on marked inputs), and no priors but LogNormal ones on those
+        lengthscales and on the noise. ``None`` otherwise."""
         if self._loss_plan is None:  # once per training phase (``train()`` forgets it)
             self._loss_plan = (self._find_matern_loss_plan(),)
         return self._loss_plan[0]
 
-    def _loss_inputs(self, factors: tuple[Kernel, ...], X: Tensor) -> tuple:
-        """The factors' :func:`loss_inputs` of the training inputs ``X``, computed once per
-        training phase while ``X`` is the same, unmodified tensor (they depend on nothing that
-        the fit changes)."""
+    def _loss_inputs(self, factors: tuple[Kernel, ...], scaled: tuple | None,
+                     X: Tensor) -> tuple[tuple, Tensor | None]:
+        """The factors' :func:`loss_inputs` of the training inputs ``X`` and the fixed
+        kernel's ``n x n`` covariance (``None`` without one), computed once per training
+        phase while ``X`` is the same, unmodified tensor (they depend on nothing that the fit
+        changes)."""
         cached = self._loss_input_cache
         if cached is None or cached[0] is not X or cached[1] != X._version:
-            cached = (X, X._version, tuple(loss_inputs(kernel, X) for kernel in factors))
+            fixed = None
+            if scaled is not None:
+                with torch.no_grad():
+                    fixed = scaled[1].base_kernel(X).to_dense()
+            cached = (X, X._version, tuple(loss_inputs(kernel, X) for kernel in factors), fixed)
             self._loss_input_cache = cached
-        return cached[2]
+        return cached[2], cached[3]
 
-    def _find_matern_loss_plan(
-        self,
-    ) -> tuple[tuple[Kernel, ...], tuple, LogNormalPrior | None] | None:
+    def _find_matern_loss_plan(self) -> tuple | None:
         covar, noise = self.covar_module, getattr(self.likelihood, "noise_covar", None)
         if isinstance(noise, MarkedInputsNoise):  # its extra noise has no prior
             noise = noise.base
+        scaled = _scaled_sum(covar)
+        if scaled is not None:
+            covar = scaled[0].base_kernel
         factors = tuple(covar.kernels) if type(covar) is ProductKernel else (covar,)
         if (type(self.mean_module) is not ConstantMean or type(noise) is not HomoskedasticNoise
                 or type(self.likelihood) is not GaussianLikelihood
@@ -137,7 +161,7 @@ class FastSingleTaskGP(SingleTaskGP):
                 priors[factor_of[id(module)]] = prior
             else:
                 return None
-        return factors, tuple(priors), noise_prior
+        return factors, tuple(priors), noise_prior, scaled
 
     def _train_covariance_and_residual(self) -> tuple[Tensor, Tensor]:
         """``K + sigma^2 I`` (``n x n``) and ``y - m`` (``n``) of the training data."""

@@ -368,3 +368,21 @@ def test_the_first_order_term_learns_an_additive_function_the_distance_kernel_ca
     continuous = SearchSpace([Continuous("u", 0.0, 1.0)])
     ordinal = make_hamming_kernel(continuous)
     assert with_first_order(continuous, ordinal) is ordinal
+
+
+def test_the_first_order_sums_fit_loss_is_one_step_equal_to_gpytorchs():
+    """``a (HED x Hamming x ordinal) + b (first order)``: the sum's loss in one closed-form
+    step (the fixed first-order covariance computed once), value and gradient, output scales
+    included, equal to GPyTorch's; the fit moves both scales."""
+    from bodi.models.gp import make_gp, make_hed_hamming_kernel, with_first_order
+
+    dictionary = make_dictionary("diverse", 6, MIXED.cardinalities, seed=1)
+    covar = with_first_order(MIXED, make_hed_hamming_kernel(MIXED, dictionary))
+    model = make_gp(*_data(MIXED, n=25, seed=4), covar)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.3 * torch.rand(p.shape, generator=torch.Generator().manual_seed(9)).to(p))
+    _assert_one_step_loss_equals_gpytorchs(model)
+    before = [float(k.outputscale) for k in covar.kernels]
+    fit_model(model)
+    assert all(float(k.outputscale) != b for k, b in zip(covar.kernels, before, strict=True))
