@@ -47,7 +47,7 @@ class Method:
 
 _PAPER = MappingProxyType({"dictionary": "diverse", "dictionary_size": 128,
                            "dictionary_reference": "none", "trust_region": False,
-                           "kernel": "hed", "design_in_model": "all"})
+                           "kernel": "hed", "design_in_model": "all", "first_order": False})
 
 #: name -> method, in the order reports list them
 METHODS: dict[str, Method] = {m.name: m for m in (
