@@ -172,6 +172,18 @@ def with_first_order(space: SearchSpace, covar: Kernel) -> Kernel:
     return AdditiveKernel(ScaleKernel(covar), first_order)
 
 
+def first_order_share(model: Model) -> float:
+    """``s_1 / (s_0 + s_1)``: the first-order term's share of the prior variance of a GP whose
+    kernel :func:`with_first_order` built (0 for any other kernel)."""
+    covar = model.covar_module
+    kernels = getattr(covar, "kernels", ())
+    if not (isinstance(covar, AdditiveKernel) and len(kernels) == 2 and isinstance(
+            getattr(kernels[1], "base_kernel", None), FirstOrderKernel)):
+        return 0.0
+    main, first_order = (float(k.outputscale) for k in kernels)
+    return first_order / (main + first_order)
+
+
 def check_noise_prior(noise_prior: str) -> None:
     """The one check of a ``noise_prior`` option."""
     if noise_prior not in NOISE_PRIORS:

@@ -45,6 +45,7 @@ from bodi.hed.dictionaries import (
 )
 from bodi.models.gp import (
     check_noise_prior,
+    first_order_share,
     fit_model,
     leave_one_out_log_densities,
     leave_one_out_log_likelihood,
@@ -592,8 +593,9 @@ def _check_model_options(options: Mapping[str, Any], space: SearchSpace | None) 
     check_noise_prior(options["noise_prior"])
     if not isinstance(options["design_noise"], bool):
         raise ValueError(f"design_noise must be True or False, got {options['design_noise']!r}")
-    if not isinstance(options["first_order"], bool):
-        raise ValueError(f"first_order must be True or False, got {options['first_order']!r}")
+    if options["first_order"] not in FIRST_ORDER:
+        raise ValueError(f"first_order must be True, False or 'auto', got "
+                         f"{options['first_order']!r}")
     check_integer("dictionary_size", dictionary_size)
     if dictionary_reference is None:  # the default: relative to the incumbent where defined
         dictionary_reference = ("none" if dictionary in UNRELABELLABLE_DICTIONARIES
@@ -716,6 +718,11 @@ KERNELS = ("hed", "hamming", "hed*hamming", "hed+hamming", "auto", "alternate", 
 #: the kernels of :data:`KERNELS` built on a dictionary: their makers ``(space, dictionary)``
 _DICTIONARY_KERNELS = {"hed": make_hed_kernel, "hed*hamming": make_hed_hamming_kernel,
                        "hed+hamming": make_hed_plus_hamming_kernel}
+#: the values of BODi's ``first_order``
+FIRST_ORDER = (False, True, "auto")
+#: with ``first_order="auto"``, the first-order term's share of the prior variance,
+#: ``s_1 / (s_0 + s_1)``, below which the model is refitted without it
+FIRST_ORDER_SHARE = 0.01
 #: consecutive failures after which BODi's box of continuous/integer parameters shrinks
 #: (:class:`TrustRegionSettings`' ``box_failure_tolerance``; TuRBO's rule, not tuned)
 BOX_FAILURE_TOLERANCE = 4
@@ -824,7 +831,10 @@ class BODi(GPOptimizer):
         first_order: add to the kernel the first-order kernel of the binary/categorical
             parameters with its own output scale (:func:`bodi.models.gp.with_first_order`):
             the model ``g(x) + sum_i w_i(x_i)``, which learns each variable's own effect;
-            ``False`` (default): the kernel alone. A candidate of issue 33 (docs/results.md §5).
+            ``False`` (default): the kernel alone; ``"auto"``: the sum, unless its fit gives the
+            first-order term less than :data:`FIRST_ORDER_SHARE` of the prior variance
+            (:func:`bodi.models.gp.first_order_share`), then the kernel alone, refitted. A
+            candidate of issue 33 (docs/results.md §5).
         design_in_model: see :class:`GPOptimizer`; BODi's default is
             :data:`BODI_DESIGN_IN_MODEL` (``"reach"``, since bodi 0.7; ``"auto"`` in bodi 0.5
             and 0.6, ``"all"`` before).
@@ -847,7 +857,7 @@ class BODi(GPOptimizer):
         kernel: str | None = None,
         noise_prior: str = "lognormal",
         design_noise: bool = False,
-        first_order: bool = False,
+        first_order: bool | str = False,
         design_in_model: str = BODI_DESIGN_IN_MODEL,
         **kwargs: Any,
     ) -> None:
@@ -961,14 +971,22 @@ class BODi(GPOptimizer):
     def make_model_with_kernel(self, kernel: str, train_X: Tensor, train_Y: Tensor) -> Model:
         """The GP with the discrete model ``kernel`` (one of :data:`KERNELS` but ``"auto"``,
         ``"alternate"`` and ``"portfolio"``), fitted."""
-        if kernel == "hamming":  # no dictionary
-            covar = make_hamming_kernel(self.space)
-        else:
-            covar = _DICTIONARY_KERNELS[kernel](self.space, self.make_dictionary())
-        if self.first_order:
-            covar = with_first_order(self.space, covar)
-        return fit_model(make_gp(train_X, train_Y, covar, self.noise_prior,
-                                 self.noisier_inputs(train_X)))
+        def fitted(first_order: bool) -> Model:
+            if kernel == "hamming":  # no dictionary
+                covar = make_hamming_kernel(self.space)
+            else:  # the iteration's dictionary (the same one on a second call)
+                covar = _DICTIONARY_KERNELS[kernel](self.space, self.make_dictionary())
+            if first_order:
+                covar = with_first_order(self.space, covar)
+            return fit_model(make_gp(train_X, train_Y, covar, self.noise_prior,
+                                     self.noisier_inputs(train_X)))
+
+        if self.first_order is False:
+            return fitted(False)
+        model = fitted(True)
+        if self.first_order == "auto" and first_order_share(model) < FIRST_ORDER_SHARE:
+            return fitted(False)  # the fit rejects the first-order term: the kernel alone
+        return model
 
     def noisier_inputs(self, train_X: Tensor) -> Tensor | None:
         """With ``design_noise``, the initial design's points, once ``train_X`` holds a trial

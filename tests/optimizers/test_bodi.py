@@ -851,5 +851,30 @@ def test_the_first_order_term_is_in_the_model_recorded_and_resumed(tmp_path):
     random_best = min(float(problem(x)) for x in problem.space.decode(
         problem.space.sample(30, generator=torch.Generator().manual_seed(0))))
     assert opt.best[1] < random_best
-    with pytest.raises(ValueError, match="first_order must be True or False"):
+    with pytest.raises(ValueError, match="first_order must be True, False or 'auto'"):
         bodi.BODi(problem.space, first_order="yes")
+
+
+def test_first_order_auto_keeps_the_term_only_where_the_fit_gives_it_variance():
+    """``first_order="auto"``: on an additive function the fitted sum keeps the first-order
+    term (its share of the prior variance near 1); on LABS (no first-order effects: ``f(x) =
+    f(not x)``) the fit gives it almost none and the model is the kernel alone, the same
+    model as ``first_order=False``'s; anything else is refused."""
+    from bodi.hed.kernel import FirstOrderKernel
+    from bodi.models.gp import first_order_share
+    from bodi.problems.registry import get_problem
+
+    additive = planted_binary(16, seed=4)
+    opt = _drive(bodi.BODi(additive.space, seed=0, n_init=8, first_order="auto", **FAST),
+                 additive, 10)
+    assert first_order_share(opt.model) > 0.01
+    labs = get_problem("labs50-shifted")
+    asks = {}
+    for first_order in ("auto", False):
+        opt = _drive(bodi.BODi(labs.space, seed=0, n_init=20, first_order=first_order, **FAST),
+                     labs, 22)
+        assert FirstOrderKernel not in {type(k) for k in opt.model.covar_module.modules()}
+        asks[first_order] = [t.params for t in opt.trials]
+    assert asks["auto"] == asks[False]
+    with pytest.raises(ValueError, match="first_order must be True, False or 'auto'"):
+        bodi.BODi(labs.space, first_order="sometimes")
