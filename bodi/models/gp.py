@@ -44,7 +44,7 @@ from bodi.hed.dictionaries import Dictionary
 from bodi.hed.kernel import FirstOrderKernel, HammingDistanceKernel, HammingEmbeddingKernel
 from bodi.models.fit_loss import is_embedding_kernel
 from bodi.models.noise import MarkedInputsNoise, observation_noise
-from bodi.models.single_task import FastSingleTaskGP
+from bodi.models.single_task import FastSingleTaskGP, scaled_sum
 from bodi.space import SearchSpace
 
 FIT_MAXITER = 100
@@ -175,12 +175,10 @@ def with_first_order(space: SearchSpace, covar: Kernel) -> Kernel:
 def first_order_share(model: Model) -> float:
     """``s_1 / (s_0 + s_1)``: the first-order term's share of the prior variance of a GP whose
     kernel :func:`with_first_order` built (0 for any other kernel)."""
-    covar = model.covar_module
-    kernels = getattr(covar, "kernels", ())
-    if not (isinstance(covar, AdditiveKernel) and len(kernels) == 2 and isinstance(
-            getattr(kernels[1], "base_kernel", None), FirstOrderKernel)):
+    parts = scaled_sum(model.covar_module)
+    if parts is None or not isinstance(parts[1].base_kernel, FirstOrderKernel):
         return 0.0
-    main, first_order = (float(k.outputscale) for k in kernels)
+    main, first_order = (float(k.outputscale.detach()) for k in parts)
     return first_order / (main + first_order)
 
 

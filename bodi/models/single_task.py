@@ -34,7 +34,7 @@ from bodi.models.fit_loss import (
 from bodi.models.noise import MarkedInputsNoise, observation_noise
 
 
-def _scaled_sum(covar: Kernel) -> tuple[ScaleKernel, ScaleKernel] | None:
+def scaled_sum(covar: Kernel) -> tuple[ScaleKernel, ScaleKernel] | None:
     """``(a k, b f)`` when ``covar`` is ``a k + b f`` (two ``ScaleKernel`` of one output scale
     each, ``f`` without hyperparameters, as :func:`bodi.models.gp.with_first_order` builds
     it); ``None`` otherwise."""
@@ -110,7 +110,7 @@ class FastSingleTaskGP(SingleTaskGP):
         scaled sum's two ``ScaleKernel`` (or ``None``), when :class:`MaternGPLoss` computes the
         fit loss: every factor a plain Matérn-5/2 (on the HED embedding or on columns), their
         product alone or, scaled, plus a scaled kernel without hyperparameters
-        (:func:`_scaled_sum`), a ``ConstantMean`` and a homoskedastic Gaussian likelihood (or
+        (:func:`scaled_sum`), a ``ConstantMean`` and a homoskedastic Gaussian likelihood (or
         one with extra noise on marked inputs), and no priors but LogNormal ones on those
         lengthscales and on the noise. ``None`` otherwise."""
         if self._loss_plan is None:  # once per training phase (``train()`` forgets it)
@@ -137,7 +137,7 @@ class FastSingleTaskGP(SingleTaskGP):
         covar, noise = self.covar_module, getattr(self.likelihood, "noise_covar", None)
         if isinstance(noise, MarkedInputsNoise):  # its extra noise has no prior
             noise = noise.base
-        scaled = _scaled_sum(covar)
+        scaled = scaled_sum(covar)
         if scaled is not None:
             covar = scaled[0].base_kernel
         factors = tuple(covar.kernels) if type(covar) is ProductKernel else (covar,)

@@ -971,17 +971,19 @@ class BODi(GPOptimizer):
     def make_model_with_kernel(self, kernel: str, train_X: Tensor, train_Y: Tensor) -> Model:
         """The GP with the discrete model ``kernel`` (one of :data:`KERNELS` but ``"auto"``,
         ``"alternate"`` and ``"portfolio"``), fitted."""
+        dictionary = None if kernel == "hamming" else self.make_dictionary()
+        noisier = self.noisier_inputs(train_X)
+
         def fitted(first_order: bool) -> Model:
-            if kernel == "hamming":  # no dictionary
+            if dictionary is None:  # the Hamming kernel needs none
                 covar = make_hamming_kernel(self.space)
-            else:  # the iteration's dictionary (the same one on a second call)
-                covar = _DICTIONARY_KERNELS[kernel](self.space, self.make_dictionary())
+            else:
+                covar = _DICTIONARY_KERNELS[kernel](self.space, dictionary)
             if first_order:
                 covar = with_first_order(self.space, covar)
-            return fit_model(make_gp(train_X, train_Y, covar, self.noise_prior,
-                                     self.noisier_inputs(train_X)))
+            return fit_model(make_gp(train_X, train_Y, covar, self.noise_prior, noisier))
 
-        if self.first_order is False:
+        if self.first_order is False or not self.space.discrete_dims:  # no term to add
             return fitted(False)
         model = fitted(True)
         if self.first_order == "auto" and first_order_share(model) < FIRST_ORDER_SHARE:
