@@ -8,6 +8,7 @@ Usage:
     python benchmarks/ask_speed.py --n-init 20 --cases 60x100   # the default's second fit
     python benchmarks/ask_speed.py --n-init 20 --design-in-model all --cases 60x100  # bodi 0.4
     python benchmarks/ask_speed.py --n-init 20 --spec "bodi[design_noise=true]" --cases 60x100
+    python benchmarks/ask_speed.py --n-init 20 --problem "labs{d}" --cases 60x100  # on LABS
 
 Each case tells ``n`` random observations of a planted binary problem to a fresh optimizer
 (``--m`` rows, 128 by default, diverse dictionaries), then times ``repeats`` consecutive asks
@@ -27,16 +28,18 @@ import bodi
 import bodi.seeding
 from bodi.acquisition import make_acquisition, optimize_acquisition
 from bodi.optimizers.registry import parse_method
-from bodi.problems import planted_binary
+from bodi.problems import get_problem, planted_binary
 
 warnings.filterwarnings("ignore")
 
 
 def ask_seconds(d: int, n: int, repeats: int, n_init: int | None = None,
-                **options) -> list[float]:
+                problem: str | None = None, **options) -> list[float]:
     """Seconds per ask after ``n`` observations: the ``n_init`` (default ``n``) of BODi's
-    initial design, then uniform random points."""
-    problem = planted_binary(d, seed=0)
+    initial design, then uniform random points; on the planted binary problem of ``d``
+    variables, or on the registered ``problem`` name with ``{d}`` replaced by ``d``."""
+    problem = planted_binary(d, seed=0) if problem is None else get_problem(
+        problem.format(d=d))
     n_init = n if n_init is None else min(n_init, n)
     opt = bodi.BODi(problem.space, seed=0, n_init=n_init, **options)
     design = opt.ask(n_init)
@@ -98,13 +101,15 @@ def main() -> None:
                         "it acts only with --n-init < n)")
     parser.add_argument("--spec", default="bodi", help="a bodi[...] method spec whose options "
                         "are added (e.g. bodi[outcome_warping=power])")
+    parser.add_argument("--problem", help="a registered binary problem, {d} for its size "
+                        "(e.g. labs{d}; default: the planted binary problem)")
     args = parser.parse_args()
     torch.set_num_threads(min(2, torch.get_num_threads()))
     print("| binary d | observations n | m | median seconds per ask | min | max |")
     print("|---|---|---|---|---|---|")
     for case in args.cases.split(","):
         d, n = (int(v) for v in case.split("x"))
-        s = ask_seconds(d, n, args.repeats, args.n_init, kernel=args.kernel,
+        s = ask_seconds(d, n, args.repeats, args.n_init, args.problem, kernel=args.kernel,
                         dictionary_size=args.m,
                         **({} if args.design_in_model is None else {
                             "design_in_model": args.design_in_model}),
