@@ -10,9 +10,9 @@ Usage:
     python benchmarks/ask_speed.py --n-init 20 --spec "bodi[design_noise=true]" --cases 60x100
     python benchmarks/ask_speed.py --n-init 20 --problem "labs{d}" --cases 60x100  # on LABS
 
-Each case tells ``n`` random observations of a planted binary problem to a fresh optimizer
-(``--m`` rows, 128 by default, diverse dictionaries), then times ``repeats`` consecutive asks
-(each followed by its tell). Run on an otherwise idle machine; torch uses at most 2 threads.
+Each case tells ``n`` random observations of a planted binary problem (or of ``--problem``)
+to a fresh optimizer (``--m`` rows, 128 by default, diverse dictionaries), then times
+``repeats`` consecutive asks (each followed by its tell). Run on an otherwise idle machine; torch uses at most 2 threads.
 """
 
 from __future__ import annotations
