@@ -20,6 +20,7 @@ cardinality reduction (Prop. 3, Theorem 1).
 
 from __future__ import annotations
 
+import copy
 import math
 import warnings
 from collections.abc import Iterator
@@ -170,6 +171,30 @@ def with_first_order(space: SearchSpace, covar: Kernel) -> Kernel:
     columns = None if list(discrete) == list(range(space.dim)) else discrete
     first_order = ScaleKernel(FirstOrderKernel(space.cardinalities, active_dims=columns))
     return AdditiveKernel(ScaleKernel(covar), first_order)
+
+
+def without_first_order(model: SingleTaskGP, train_X: Tensor, train_Y: Tensor,
+                        noise_prior: str = "lognormal",
+                        noisier_inputs: Tensor | None = None) -> FastSingleTaskGP:
+    """The fitted sum ``s_0 k + s_1 k_1`` (:func:`with_first_order`; on ``train_X``,
+    ``train_Y`` as :func:`make_gp` takes them) without its first-order term, rescaled to the
+    kernel alone's unit prior variance: ``k`` with the sum's hyperparameters, noise
+    ``sigma^2 / s_0`` (the extra noise of marked inputs likewise) and the same mean, not
+    refitted. Its posterior mean is that of ``s_0 k + sigma^2 I``; its variance is that
+    model's divided by ``s_0``."""
+    main = model.covar_module.kernels[0]
+    alone = make_gp(train_X, train_Y, copy.deepcopy(main.base_kernel), noise_prior,
+                    noisier_inputs)
+    with torch.no_grad():
+        scale = main.outputscale.detach()
+        alone.mean_module.constant = model.mean_module.constant.detach()
+        noise, target = model.likelihood.noise_covar, alone.likelihood.noise_covar
+        if isinstance(noise, MarkedInputsNoise):
+            target.raw_extra_noise.copy_(target.raw_extra_noise_constraint.inverse_transform(
+                noise.extra_noise.detach() / scale))
+            noise, target = noise.base, target.base
+        target.noise = noise.noise.detach() / scale
+    return alone.eval()
 
 
 def first_order_share(model: Model) -> float:

@@ -56,6 +56,7 @@ from bodi.models.gp import (
     make_hed_plus_hamming_kernel,
     warm_started_fits,
     with_first_order,
+    without_first_order,
 )
 from bodi.models.noise import exact_matches
 from bodi.models.portfolio import portfolio_arms
@@ -594,7 +595,7 @@ def _check_model_options(options: Mapping[str, Any], space: SearchSpace | None) 
     if not isinstance(options["design_noise"], bool):
         raise ValueError(f"design_noise must be True or False, got {options['design_noise']!r}")
     if options["first_order"] not in FIRST_ORDER:
-        raise ValueError(f"first_order must be True, False or 'auto', got "
+        raise ValueError(f"first_order must be True, False, 'auto' or 'auto-rescale', got "
                          f"{options['first_order']!r}")
     check_integer("dictionary_size", dictionary_size)
     if dictionary_reference is None:  # the default: relative to the incumbent where defined
@@ -719,7 +720,7 @@ KERNELS = ("hed", "hamming", "hed*hamming", "hed+hamming", "auto", "alternate", 
 _DICTIONARY_KERNELS = {"hed": make_hed_kernel, "hed*hamming": make_hed_hamming_kernel,
                        "hed+hamming": make_hed_plus_hamming_kernel}
 #: the values of BODi's ``first_order``
-FIRST_ORDER = (False, True, "auto")
+FIRST_ORDER = (False, True, "auto", "auto-rescale")
 #: with ``first_order="auto"``, the first-order term's share of the prior variance,
 #: ``s_1 / (s_0 + s_1)``, below which the model is refitted without it
 FIRST_ORDER_SHARE = 0.01
@@ -833,8 +834,11 @@ class BODi(GPOptimizer):
             the model ``g(x) + sum_i w_i(x_i)``, which learns each variable's own effect;
             ``False`` (default): the kernel alone; ``"auto"``: the sum, unless its fit gives the
             first-order term less than :data:`FIRST_ORDER_SHARE` of the prior variance
-            (:func:`bodi.models.gp.first_order_share`), then the kernel alone, refitted. A
-            candidate of issue 33 (docs/results.md §5).
+            (:func:`bodi.models.gp.first_order_share`), then the kernel alone, refitted;
+            ``"auto-rescale"``: as ``"auto"``, but the kernel alone is the sum's kernel with
+            the sum's hyperparameters at unit prior variance, not refitted
+            (:func:`bodi.models.gp.without_first_order`; one fit per suggestion).
+            Candidates of issue 33 (docs/results.md §5).
         design_in_model: see :class:`GPOptimizer`; BODi's default is
             :data:`BODI_DESIGN_IN_MODEL` (``"reach"``, since bodi 0.7; ``"auto"`` in bodi 0.5
             and 0.6, ``"all"`` before).
@@ -986,9 +990,11 @@ class BODi(GPOptimizer):
         if self.first_order is False or not self.space.discrete_dims:  # no term to add
             return fitted(False)
         model = fitted(True)
-        if self.first_order == "auto" and first_order_share(model) < FIRST_ORDER_SHARE:
-            return fitted(False)  # the fit rejects the first-order term: the kernel alone
-        return model
+        if self.first_order is True or first_order_share(model) >= FIRST_ORDER_SHARE:
+            return model
+        if self.first_order == "auto-rescale":  # the sum's kernel at unit variance, one fit
+            return without_first_order(model, train_X, train_Y, self.noise_prior, noisier)
+        return fitted(False)  # the fit rejects the first-order term: the kernel alone
 
     def noisier_inputs(self, train_X: Tensor) -> Tensor | None:
         """With ``design_noise``, the initial design's points, once ``train_X`` holds a trial

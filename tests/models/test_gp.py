@@ -386,3 +386,31 @@ def test_the_first_order_sums_fit_loss_is_one_step_equal_to_gpytorchs():
     before = [float(k.outputscale) for k in covar.kernels]
     fit_model(model)
     assert all(float(k.outputscale) != b for k, b in zip(covar.kernels, before, strict=True))
+
+
+def test_without_first_order_keeps_the_sums_mean_at_unit_prior_variance():
+    """``without_first_order``: with the first-order scale set to 0, the sum ``s_0 k + sigma^2
+    I`` and the rescaled kernel alone ``k + sigma^2 / s_0 I`` predict the same mean, and the
+    latter's variance is the former's divided by ``s_0``."""
+    from bodi.models.gp import (
+        make_gp,
+        make_hed_hamming_kernel,
+        with_first_order,
+        without_first_order,
+    )
+
+    dictionary = make_dictionary("diverse", 6, MIXED.cardinalities, seed=1)
+    X, Y = _data(MIXED, n=25, seed=4)
+    model = fit_model(make_gp(X, Y, with_first_order(MIXED, make_hed_hamming_kernel(
+        MIXED, dictionary))))
+    main, first_order = model.covar_module.kernels
+    first_order.outputscale = 1e-12
+    model.eval()
+    alone = without_first_order(model, X, Y)
+    assert alone.covar_module is not main.base_kernel and not alone.training
+    test = MIXED.sample(7, generator=torch.Generator().manual_seed(5)).unsqueeze(1)
+    with torch.no_grad():
+        summed, rescaled = model.posterior(test), alone.posterior(test)
+    torch.testing.assert_close(rescaled.mean, summed.mean, rtol=1e-6, atol=1e-8)
+    torch.testing.assert_close(rescaled.variance * main.outputscale.detach(), summed.variance,
+                               rtol=1e-6, atol=1e-10)
