@@ -12,7 +12,8 @@ Usage:
 
 Each case tells ``n`` random observations of a planted binary problem (or of ``--problem``)
 to a fresh optimizer (``--m`` rows, 128 by default, diverse dictionaries), then times
-``repeats`` consecutive asks (each followed by its tell). Run on an otherwise idle machine; torch uses at most 2 threads.
+``repeats`` consecutive asks (each followed by its tell). Run on an otherwise idle machine;
+torch uses at most 2 threads.
 """
 
 from __future__ import annotations
