@@ -878,3 +878,22 @@ def test_first_order_auto_keeps_the_term_only_where_the_fit_gives_it_variance():
     assert asks["auto"] == asks[False]
     with pytest.raises(ValueError, match="first_order must be True, False, 'auto' or"):
         bodi.BODi(labs.space, first_order="sometimes")
+
+
+def test_first_order_auto_rescale_keeps_the_sums_kernel_where_the_term_is_dropped():
+    """``first_order="auto-rescale"``: on an additive function the sum, as ``"auto"``; on LABS
+    (the term dropped) the kernel alone, not refitted: the sum's kernel at unit prior
+    variance; recorded in the settings."""
+    from bodi.hed.kernel import FirstOrderKernel
+    from bodi.models.gp import first_order_share
+    from bodi.problems.registry import get_problem
+
+    additive = planted_binary(16, seed=4)
+    opt = _drive(bodi.BODi(additive.space, seed=0, n_init=8, first_order="auto-rescale",
+                           **FAST), additive, 10)
+    assert first_order_share(opt.model) > 0.01
+    labs = get_problem("labs50-shifted")
+    opt = _drive(bodi.BODi(labs.space, seed=0, n_init=20, first_order="auto-rescale", **FAST),
+                 labs, 22)
+    assert FirstOrderKernel not in {type(k) for k in opt.model.covar_module.modules()}
+    assert opt.settings()["first_order"] == "auto-rescale"
