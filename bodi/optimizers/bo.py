@@ -721,8 +721,8 @@ _DICTIONARY_KERNELS = {"hed": make_hed_kernel, "hed*hamming": make_hed_hamming_k
                        "hed+hamming": make_hed_plus_hamming_kernel}
 #: the values of BODi's ``first_order``
 FIRST_ORDER = (False, True, "auto", "auto-rescale")
-#: with ``first_order="auto"``, the first-order term's share of the prior variance,
-#: ``s_1 / (s_0 + s_1)``, below which the model is refitted without it
+#: with ``first_order="auto"`` (``"auto-rescale"``), the first-order term's share of the prior
+#: variance, ``s_1 / (s_0 + s_1)``, below which the model is refitted (rescaled) without it
 FIRST_ORDER_SHARE = 0.01
 #: consecutive failures after which BODi's box of continuous/integer parameters shrinks
 #: (:class:`TrustRegionSettings`' ``box_failure_tolerance``; TuRBO's rule, not tuned)
