@@ -95,10 +95,9 @@ def fits(problem, params: list, values: list, k: int) -> dict[str, str]:
         "outputscale_prior", LogNormalPrior(0.0, 0.5), lambda m: m.outputscale,
         lambda m, v: m._set_outputscale(v))
     anchored = gp(anchored_sum)
-    refit = make_gp(X, Y, kernel())
-    copy_hyperparameters(joint, refit)
-    refit.covar_module.load_state_dict(joint.covar_module.kernels[0].base_kernel.state_dict())
-    refit = fit_model(refit, maxiter=WARM_ITERATIONS)
+    refit_kernel = kernel()
+    refit_kernel.load_state_dict(joint.covar_module.kernels[0].base_kernel.state_dict())
+    refit = gp(refit_kernel, source=joint, maxiter=WARM_ITERATIONS)
     points = space.sample(500, generator=torch.Generator().manual_seed(k)).unsqueeze(1)
     with torch.no_grad():
         means = torch.stack([alone.posterior(points).mean.flatten(),

@@ -185,9 +185,9 @@ def without_first_order(model: SingleTaskGP, train_X: Tensor, train_Y: Tensor,
     main = model.covar_module.kernels[0]
     alone = make_gp(train_X, train_Y, copy.deepcopy(main.base_kernel), noise_prior,
                     noisier_inputs)
+    copy_hyperparameters(model, alone)  # the mean (the noise is rescaled below)
     with torch.no_grad():
         scale = main.outputscale.detach()
-        alone.mean_module.constant = model.mean_module.constant.detach()
         noise, target = model.likelihood.noise_covar, alone.likelihood.noise_covar
         if isinstance(noise, MarkedInputsNoise):
             target.raw_extra_noise.copy_(target.raw_extra_noise_constraint.inverse_transform(

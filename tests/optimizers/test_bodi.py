@@ -855,19 +855,26 @@ def test_the_first_order_term_is_in_the_model_recorded_and_resumed(tmp_path):
         bodi.BODi(problem.space, first_order="yes")
 
 
+def _first_order_share_on_an_additive_function(first_order: str) -> float:
+    """The first-order term's share in BODi's model after 10 trials of a 16-bit planted
+    (additive) function."""
+    from bodi.models.gp import first_order_share
+
+    additive = planted_binary(16, seed=4)
+    opt = _drive(bodi.BODi(additive.space, seed=0, n_init=8, first_order=first_order,
+                           **FAST), additive, 10)
+    return first_order_share(opt.model)
+
+
 def test_first_order_auto_keeps_the_term_only_where_the_fit_gives_it_variance():
     """``first_order="auto"``: on an additive function the fitted sum keeps the first-order
     term (its share of the prior variance near 1); on LABS (no first-order effects: ``f(x) =
     f(not x)``) the fit gives it almost none and the model is the kernel alone, the same
     model as ``first_order=False``'s; anything else is refused."""
     from bodi.hed.kernel import FirstOrderKernel
-    from bodi.models.gp import first_order_share
     from bodi.problems.registry import get_problem
 
-    additive = planted_binary(16, seed=4)
-    opt = _drive(bodi.BODi(additive.space, seed=0, n_init=8, first_order="auto", **FAST),
-                 additive, 10)
-    assert first_order_share(opt.model) > 0.01
+    assert _first_order_share_on_an_additive_function("auto") > 0.01
     labs = get_problem("labs50-shifted")
     asks = {}
     for first_order in ("auto", False):
@@ -885,13 +892,9 @@ def test_first_order_auto_rescale_keeps_the_sums_kernel_where_the_term_is_droppe
     (the term dropped) the kernel alone, not refitted: the sum's kernel at unit prior
     variance; recorded in the settings."""
     from bodi.hed.kernel import FirstOrderKernel
-    from bodi.models.gp import first_order_share
     from bodi.problems.registry import get_problem
 
-    additive = planted_binary(16, seed=4)
-    opt = _drive(bodi.BODi(additive.space, seed=0, n_init=8, first_order="auto-rescale",
-                           **FAST), additive, 10)
-    assert first_order_share(opt.model) > 0.01
+    assert _first_order_share_on_an_additive_function("auto-rescale") > 0.01
     labs = get_problem("labs50-shifted")
     opt = _drive(bodi.BODi(labs.space, seed=0, n_init=20, first_order="auto-rescale", **FAST),
                  labs, 22)
