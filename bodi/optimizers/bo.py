@@ -82,6 +82,9 @@ LOCAL_MODEL_MIN_POINTS = 20
 DESIGN_FEW = 5
 #: the values of ``design_in_model``
 DESIGN_IN_MODEL = ("all", "few", "auto", "auto-refit", "reach")
+#: the values of ``failed_trials``: what the GP learns from a failed trial (one whose
+#: objective raised or returned NaN or inf)
+FAILED_TRIALS = ("ignore", "worst")
 #: BODi's ``design_in_model`` (since bodi 0.7; docs/results.md §5): the whole initial design
 #: where the trust region at its largest reaches a typical uniform point, else (bodi 0.5's
 #: and 0.6's rule) for each suggestion the model with the whole design or with only a few of
@@ -183,6 +186,13 @@ class GPOptimizer(ModelBasedOptimizer):
             (the Gaussian copula of the values' ranks) or ``"power"`` (a fitted Yeo-Johnson
             transform); the expected improvement is then over the incumbent's warped value.
             One objective only; outcome constraints are modelled as they are.
+        failed_trials: what the GP learns from a failed trial: ``"ignore"`` (default):
+            nothing (the search only never proposes its point again); ``"worst"``: its point
+            enters the model with the worst completed outcome in each column (the smallest
+            model objective, the largest constraint value), as the baselines that minimize a
+            loss of their own score a failure (:meth:`bodi.trials.History.finished_losses`),
+            so that a region that fails is learned as bad; the acquisition's incumbent stays
+            the best completed trial.
 
     Subclasses implement :meth:`make_model` and extend :meth:`settings`.
     """
@@ -215,6 +225,7 @@ class GPOptimizer(ModelBasedOptimizer):
         local_model: bool = False,
         design_in_model: str = "all",
         outcome_warping: str = "none",
+        failed_trials: str = "ignore",
         storage: str | Path | Storage | None = None,
         study_name: str | None = None,
         on_pending: str = "reissue",
@@ -231,8 +242,8 @@ class GPOptimizer(ModelBasedOptimizer):
             acquisition_optimizer=acquisition_optimizer, acquisition_options=acquisition_options,
             ucb_beta=ucb_beta, trust_region=trust_region, max_model_points=max_model_points,
             device=device, dtype=dtype, coarse_steps=coarse_steps, local_model=local_model,
-            design_in_model=design_in_model, outcome_warping=outcome_warping), space,
-            self.default_trust_region)
+            design_in_model=design_in_model, outcome_warping=outcome_warping,
+            failed_trials=failed_trials), space, self.default_trust_region)
         if outcome_warping != "none" and len(directions) > 1:
             raise ValueError("outcome_warping is for one objective: a warping of each objective "
                              "would change the hypervolume the search maximizes")
@@ -248,6 +259,7 @@ class GPOptimizer(ModelBasedOptimizer):
         self.local_model = local_model
         self.design_in_model = design_in_model
         self.outcome_warping = outcome_warping
+        self.failed_trials = failed_trials
         self.trust_region_settings: TrustRegionSettings | None = trust_region or None
         self.model: Model | None = None
         self.region: TrustRegion | None = None
@@ -278,18 +290,20 @@ class GPOptimizer(ModelBasedOptimizer):
             "local_model": self.local_model,
             "design_in_model": self.design_in_model,
             "outcome_warping": self.outcome_warping,
+            "failed_trials": self.failed_trials,
         }
 
     #: the trust region that ``trust_region=True`` means and that a dict of fields completes
     default_trust_region: ClassVar[TrustRegionSettings] = TrustRegionSettings()
 
     # studies stored before the dtype (ref_point, max_model_points, coarse_steps,
-    # local_model, design_in_model, outcome_warping) option existed ran in float64 (one
-    # objective, every trial in the model, no group moves, the values as they are)
+    # local_model, design_in_model, outcome_warping, failed_trials) option existed ran in
+    # float64 (one objective, every trial in the model, no group moves, the values as they
+    # are, failed trials not in the model)
     legacy_settings: ClassVar[dict[str, Any]] = {
         **ModelBasedOptimizer.legacy_settings, "dtype": "float64", "ref_point": None,
         "max_model_points": None, "coarse_steps": 0, "local_model": False,
-        "design_in_model": "all", "outcome_warping": "none",
+        "design_in_model": "all", "outcome_warping": "none", "failed_trials": "ignore",
     }
 
     @classmethod
@@ -438,14 +452,31 @@ class GPOptimizer(ModelBasedOptimizer):
         keep[torch.where(in_design, utility, utility.min() - 1).argmax()] = True
         return keep
 
+    def failed_outcomes(self, Y: Tensor) -> tuple[Tensor, Tensor]:
+        """The failed trials' points and the outcomes the model sees for them, beside the
+        completed trials' model outcomes ``Y`` (``n x (k + c)``, :meth:`model_outcomes`):
+        with ``failed_trials="worst"`` each column's worst (the smallest of the ``k``
+        objectives, larger being better; the largest of the ``c`` constraints, feasible
+        ``<= 0``); with ``"ignore"``, or before a trial completes, none."""
+        X_failed = self.X_failed
+        if self.failed_trials == "ignore" or not len(Y) or not len(X_failed):
+            return X_failed[:0], Y[:0]
+        k = self.n_objectives
+        worst = torch.cat([Y[:, :k].min(0).values, Y[:, k:].max(0).values])
+        return X_failed, worst.expand(len(X_failed), -1)
+
     def fit_model_on_rows(self, X: Tensor, Y: Tensor, rows: Tensor) -> tuple[Model, Tensor]:
         """The fitted objective model (:meth:`make_objective_model`) on the completed trials
         ``rows`` of ``X`` and the squashed ``Y``, less of the initial design as
-        ``design_in_model`` says; returns it and the rows it was fitted on."""
+        ``design_in_model`` says, and on the failed trials as ``failed_trials`` says
+        (:meth:`failed_outcomes`, after the completed rows); returns it and the completed
+        rows it was fitted on."""
         tkwargs = self.tensor_kwargs
+        X_failed, Y_failed = self.failed_outcomes(Y)
 
         def fit(rows: Tensor) -> Model:
-            return self.make_objective_model(X[rows].to(**tkwargs), Y[rows].to(**tkwargs))
+            return self.make_objective_model(torch.cat([X[rows], X_failed]).to(**tkwargs),
+                                             torch.cat([Y[rows], Y_failed]).to(**tkwargs))
 
         mode = self.design_in_model
         if mode == "reach":
@@ -463,8 +494,11 @@ class GPOptimizer(ModelBasedOptimizer):
             with warm_started_fits(everything, WARM_FIT_MAXITER):
                 fewer = fit(rows[few])
         try:
-            scores = [float(leave_one_out_log_densities(everything)[few.to(tkwargs["device"])]
-                            .mean()), float(leave_one_out_log_densities(fewer).mean())]
+            # on the completed trials both saw (the failed ones, last, left out)
+            shared = int(few.sum())
+            scores = [float(leave_one_out_log_densities(everything)[:len(rows)][
+                few.to(tkwargs["device"])].mean()),
+                float(leave_one_out_log_densities(fewer)[:shared].mean())]
         except ValueError:  # every objective known: no GP to compare
             return everything, rows
         logger.debug("design_in_model=%r: all %.4g, few %.4g (leave-one-out log density)",
@@ -630,6 +664,9 @@ def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None,
     if not isinstance(options["local_model"], bool):
         raise ValueError(f"local_model must be True or False, got {options['local_model']!r}")
     check_outcome_warping(options["outcome_warping"])
+    if options["failed_trials"] not in FAILED_TRIALS:
+        raise ValueError(f"failed_trials must be one of {', '.join(FAILED_TRIALS)}, got "
+                         f"{options['failed_trials']!r}")
     if options["design_in_model"] not in DESIGN_IN_MODEL:
         raise ValueError(f"design_in_model must be one of {', '.join(DESIGN_IN_MODEL)}, got "
                          f"{options['design_in_model']!r}")

@@ -741,6 +741,50 @@ def test_design_in_model_auto_refit_uses_the_fit_with_the_larger_held_out_densit
     assert torch.equal(opt.model.train_inputs[0], X if keep_all else X[few])
 
 
+@pytest.mark.filterwarnings("ignore:objective value nan recorded as a failed trial")
+def test_failed_trials_worst_puts_failed_points_in_the_model_at_the_worst_outcomes(tmp_path):
+    """``failed_trials="worst"``: each failed trial's point is in the fitted models (after the
+    completed ones), with the smallest objective and the largest constraint value of the
+    completed trials; ``"ignore"`` (the default, and a study stored before the option) leaves
+    it out; anything else is refused with one line."""
+    problem = planted_binary(16, seed=3)
+    storage = tmp_path / "s.db"
+
+    def run(failed_trials: str | None) -> bodi.BODi:
+        options = {} if failed_trials is None else {"failed_trials": failed_trials}
+        opt = bodi.BODi(problem.space, seed=0, n_init=8, outcome_constraints=1,
+                        storage=storage, study_name=str(failed_trials), **options, **FAST)
+        for i in range(11):
+            x = opt.ask()
+            value = float(problem(x)) if i % 4 else math.nan  # trials 0, 4, 8 fail
+            opt.tell(x, value, constraints=[value - 3.0])
+        opt.ask()
+        return opt
+
+    opt = run("worst")
+    X, n_failed = opt.X_completed, len(opt.X_failed)
+    assert n_failed == 3
+    objective, constraint = opt.model.models
+    assert torch.equal(objective.train_inputs[0], torch.cat([X, opt.X_failed]))
+
+    def targets(model):
+        return model.outcome_transform.untransform(model.train_targets.unsqueeze(-1))[0][:, 0]
+
+    Y, C = opt.Y_completed[:, 0], opt.C_completed[:, 0]  # Y: larger is better
+    assert torch.allclose(targets(objective)[len(X):], Y.min().expand(n_failed))
+    assert torch.allclose(targets(constraint)[len(X):], C.max().expand(n_failed))
+    assert torch.allclose(targets(objective)[:len(X)], Y)
+    assert bodi.load_study(storage, "worst").failed_trials == "worst"
+    ignoring = run(None)
+    assert ignoring.failed_trials == "ignore"
+    assert torch.equal(ignoring.model.models[0].train_inputs[0], ignoring.X_completed)
+    assert bodi.BODi.legacy_settings["failed_trials"] == "ignore"
+    assert make_optimizer("bodi[failed_trials=worst]", problem.space, seed=0,
+                          direction="minimize").failed_trials == "worst"
+    with pytest.raises(ValueError, match="failed_trials must be one of ignore, worst, got 'x'"):
+        bodi.BODi(problem.space, failed_trials="x")
+
+
 @pytest.mark.parametrize("warping", ["rank", "power"])
 def test_outcome_warping_fits_the_model_on_the_warped_objective_only(tmp_path, warping):
     from bodi.models.warping import warp_outcomes
