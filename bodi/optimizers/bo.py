@@ -84,7 +84,7 @@ DESIGN_FEW = 5
 DESIGN_IN_MODEL = ("all", "few", "auto", "auto-refit", "reach")
 #: the values of ``failed_trials``: what the GP learns from a failed trial (one whose
 #: objective raised or returned NaN or inf)
-FAILED_TRIALS = ("ignore", "worst")
+FAILED_TRIALS = ("ignore", "worst", "constraint")
 #: BODi's ``design_in_model`` (since bodi 0.7; docs/results.md §5): the whole initial design
 #: where the trust region at its largest reaches a typical uniform point, else (bodi 0.5's
 #: and 0.6's rule) for each suggestion the model with the whole design or with only a few of
@@ -192,7 +192,11 @@ class GPOptimizer(ModelBasedOptimizer):
             model objective, the largest constraint value), as the baselines that minimize a
             loss of their own score a failure (:meth:`bodi.trials.History.finished_losses`),
             so that a region that fails is learned as bad; the acquisition's incumbent stays
-            the best completed trial.
+            the best completed trial; ``"constraint"``: an unknown constraint, a GP of the
+            indicator (+1 failed, -1 completed) on every trial beside the objective's model,
+            which the acquisition weights by the probability that it holds (as an outcome
+            constraint; ``acquisition="logei"`` only), so that the objective's fit never sees
+            an imputed value.
 
     Subclasses implement :meth:`make_model` and extend :meth:`settings`.
     """
@@ -459,11 +463,25 @@ class GPOptimizer(ModelBasedOptimizer):
         objectives, larger being better; the largest of the ``c`` constraints, feasible
         ``<= 0``); with ``"ignore"``, or before a trial completes, none."""
         X_failed = self.X_failed
-        if self.failed_trials == "ignore" or not len(Y) or not len(X_failed):
+        if self.failed_trials != "worst" or not len(Y) or not len(X_failed):
             return X_failed[:0], Y[:0]
         k = self.n_objectives
         worst = torch.cat([Y[:, :k].min(0).values, Y[:, k:].max(0).values])
         return X_failed, worst.expand(len(X_failed), -1)
+
+    def with_failure_constraint(self, model: Model, X: Tensor, Y: Tensor
+                                ) -> tuple[ModelList, Tensor]:
+        """``model`` (of the completed points ``X``, ``n x dim``, outcomes ``Y``,
+        ``n x (k + c)``) with one more output, last: a GP (:meth:`make_model`) of the failure
+        indicator, ``+1`` at the failed trials' points and ``-1`` at ``X``, an outcome
+        constraint (feasible ``<= 0``); and ``Y`` with that constraint's column (``-1``)."""
+        tkwargs = self.tensor_kwargs
+        X_failed = self.X_failed
+        indicator = torch.cat([-torch.ones(len(X)), torch.ones(len(X_failed))]).to(**tkwargs)
+        failure = self.make_model(torch.cat([X, X_failed]).to(**tkwargs),
+                                  indicator.unsqueeze(-1))
+        models = list(model.models) if isinstance(model, ModelList) else [model]
+        return ModelList(*models, failure), torch.cat([Y, indicator[:len(X), None]], -1)
 
     def fit_model_on_rows(self, X: Tensor, Y: Tensor, rows: Tensor) -> tuple[Model, Tensor]:
         """The fitted objective model (:meth:`make_objective_model`) on the completed trials
@@ -525,6 +543,10 @@ class GPOptimizer(ModelBasedOptimizer):
         self.model = model
         tkwargs = self.tensor_kwargs
         X_model, Y_model = X[rows].to(**tkwargs), Y[rows].to(**tkwargs)
+        n_constraints = self.outcome_constraints
+        if self.failed_trials == "constraint" and len(self.X_failed):
+            model, Y_model = self.with_failure_constraint(model, X[rows], Y_model)
+            n_constraints += 1
         if self.acquisition == "ts":
             return self._thompson_points(model, q, X[order[0]], torch.cat([X, self.X_failed,
                                                                            pending]))
@@ -533,7 +555,7 @@ class GPOptimizer(ModelBasedOptimizer):
             X_pending=pending.to(**tkwargs) if len(pending) else None, q=q,
             ucb_beta=self.ucb_beta,
             ref_point=self.reference_point().to(**tkwargs) if self.is_multi_objective else None,
-            n_constraints=self.outcome_constraints,
+            n_constraints=n_constraints,
         )
         if (self.device.type, self.dtype) != ("cpu", torch.float64):
             acq = OnModelDevice(acq, **tkwargs)  # the search stays in CPU float64
@@ -667,6 +689,9 @@ def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None,
     if options["failed_trials"] not in FAILED_TRIALS:
         raise ValueError(f"failed_trials must be one of {', '.join(FAILED_TRIALS)}, got "
                          f"{options['failed_trials']!r}")
+    if options["failed_trials"] == "constraint" and options["acquisition"] != "logei":
+        raise ValueError("failed_trials='constraint' needs acquisition='logei' (the "
+                         f"constrained expected improvement), got {options['acquisition']!r}")
     if options["design_in_model"] not in DESIGN_IN_MODEL:
         raise ValueError(f"design_in_model must be one of {', '.join(DESIGN_IN_MODEL)}, got "
                          f"{options['design_in_model']!r}")

@@ -781,8 +781,34 @@ def test_failed_trials_worst_puts_failed_points_in_the_model_at_the_worst_outcom
     assert bodi.BODi.legacy_settings["failed_trials"] == "ignore"
     assert make_optimizer("bodi[failed_trials=worst]", problem.space, seed=0,
                           direction="minimize").failed_trials == "worst"
-    with pytest.raises(ValueError, match="failed_trials must be one of ignore, worst, got 'x'"):
+    with pytest.raises(ValueError, match="failed_trials must be one of ignore, worst, constr"):
         bodi.BODi(problem.space, failed_trials="x")
+
+
+@pytest.mark.filterwarnings("ignore:objective value nan recorded as a failed trial")
+def test_failed_trials_constraint_models_failure_beside_the_objective():
+    """``failed_trials="constraint"``: the objective's GP sees the completed trials only; the
+    acquisition's model has one more output, a GP of the failure indicator (+1 at the failed
+    points, -1 at the completed ones), as an outcome constraint; logei only."""
+    from botorch.models.model import ModelList
+
+    problem = planted_binary(16, seed=3)
+    opt = bodi.BODi(problem.space, seed=0, n_init=8, failed_trials="constraint", **FAST)
+    for i in range(11):
+        x = opt.ask()
+        opt.tell(x, float(problem(x)) if i % 4 else math.nan)  # trials 0, 4, 8 fail
+    opt.ask()
+    X, X_failed = opt.X_completed, opt.X_failed
+    assert torch.equal(opt.model.train_inputs[0], X)  # the objective: completed trials only
+    model, Y = opt.with_failure_constraint(opt.model, X, opt.Y_completed)
+    assert isinstance(model, ModelList) and len(model.models) == 2
+    failure = model.models[-1]
+    assert torch.equal(failure.train_inputs[0], torch.cat([X, X_failed]))
+    indicator = failure.outcome_transform.untransform(failure.train_targets.unsqueeze(-1))[0]
+    assert torch.allclose(indicator[:, 0], torch.tensor([-1.0] * len(X) + [1.0] * 3).to(indicator))
+    assert torch.equal(Y[:, -1], -torch.ones(len(X)))
+    with pytest.raises(ValueError, match="failed_trials='constraint' needs acquisition='logei'"):
+        bodi.BODi(problem.space, failed_trials="constraint", acquisition="ucb")
 
 
 @pytest.mark.parametrize("warping", ["rank", "power"])
