@@ -461,7 +461,8 @@ class GPOptimizer(ModelBasedOptimizer):
         completed trials' model outcomes ``Y`` (``n x (k + c)``, :meth:`model_outcomes`):
         with ``failed_trials="worst"`` each column's worst (the smallest of the ``k``
         objectives, larger being better; the largest of the ``c`` constraints, feasible
-        ``<= 0``); with ``"ignore"``, or before a trial completes, none."""
+        ``<= 0``); otherwise (``"ignore"``, ``"constraint"``), or before a trial completes,
+        none."""
         X_failed = self.X_failed
         if self.failed_trials != "worst" or not len(Y) or not len(X_failed):
             return X_failed[:0], Y[:0]
