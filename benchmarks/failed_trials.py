@@ -1,17 +1,25 @@
-"""BODi through Optuna on a small mixed objective with a region that always fails.
+"""BODi through Optuna on small mixed objectives with a region that always fails.
 
 A user's objective often fails for some settings (an invalid combination raises). This script
 runs Optuna studies with :class:`bodi.integrations.optuna.BODiSampler` (10 random startup
-trials, then BODi; 30 trials) on an objective of 12 binary, one categorical (four values, one
-of which, ``None``, always fails), one integer and one log-scale float parameter, additive
-(minimum 0 at a hidden point), and prints, per BODi configuration, the best value found (mean
-± s.e. over the seeds), how many of BODi's 20 suggestions failed, and the one-sided paired
-t-test p of the first configuration being ahead (or behind) on the same seeds:
+trials, then BODi; 30 trials) on one of two objectives, both maximized, 0 at the optimum:
+
+- ``optimizer``: 12 binary, one categorical (four values, one of which, ``None``, always
+  fails), one integer and one log-scale float parameter, additive (the negative distance to a
+  hidden point);
+- ``flags``: 16 binary flags and two more settings of a made-up compiler; a run fails where two
+  conflicting flags are both on (four pairs) or ``level="O3"`` meets ``unroll > 8`` (about
+  70% of uniform points fail), and the optimum lies on the failing region's edge;
+
+and prints, per BODi configuration, the best value found (mean ± s.e. over the seeds), how
+many of BODi's 20 suggestions failed, and the one-sided paired t-test p of the first
+configuration being ahead (or behind) on the same seeds:
 
     python benchmarks/failed_trials.py --seeds 0-19 \\
         --configs "first_order=false" "first_order=auto-rescale" \\
         "first_order=false,failed_trials=worst" "first_order=auto-rescale,failed_trials=worst"
     python benchmarks/failed_trials.py --no-failures --configs ...   # None scores, not fails
+    python benchmarks/failed_trials.py --objective flags --seeds 0-19 --configs ...
 
 Each configuration is BODi's options as in a ``bodi[...]`` spec, with the sampler's small
 settings (``dictionary_size=32, num_restarts=4, raw_samples=256``); ``random`` is Optuna's
@@ -51,7 +59,40 @@ def objective(trial: optuna.Trial, failures: bool = True) -> float:
     return -distance
 
 
-def run(config: str, seed: int, failures: bool) -> tuple[float, int]:
+#: ``flags``: each flag's effect, the pairs that conflict, the levels' effects
+FLAG_EFFECTS = [0.9, 0.6, -0.4, 0.8, 0.5, 0.7, 0.3, -0.2, 0.6, -0.5, 0.4, 0.2, -0.3, 0.5,
+                0.1, -0.6]
+CONFLICTS = [(0, 1), (3, 4), (5, 8), (10, 13)]
+LEVELS = {"O1": 0.0, "O2": 1.0, "O3": 2.0}
+UNROLL_EFFECT, UNROLL_SAFE = 0.1, 8
+
+
+def flags_objective(trial: optuna.Trial, failures: bool = True) -> float:
+    """A made-up compiler's speed-up, 0 at the best run that does not fail; conflicting
+    flags, or ``O3`` with ``unroll > 8``, raise when ``failures`` (else they score as any
+    other setting)."""
+    flags = [trial.suggest_categorical(f"f{i}", [False, True]) for i in range(len(FLAG_EFFECTS))]
+    level = trial.suggest_categorical("level", list(LEVELS))
+    unroll = trial.suggest_int("unroll", 1, 16)
+    if failures and (any(flags[a] and flags[b] for a, b in CONFLICTS)
+                     or (level == "O3" and unroll > UNROLL_SAFE)):
+        raise RuntimeError("the compiler crashed")
+    value = sum(w for w, on in zip(FLAG_EFFECTS, flags, strict=True) if on) + LEVELS[level]
+    return value + UNROLL_EFFECT * unroll - best_flags_value()
+
+
+def best_flags_value() -> float:
+    """The largest value of ``flags`` over the settings that do not fail."""
+    free = [w for i, w in enumerate(FLAG_EFFECTS) if not any(i in pair for pair in CONFLICTS)]
+    pairs = sum(max(0.0, FLAG_EFFECTS[a], FLAG_EFFECTS[b]) for a, b in CONFLICTS)
+    levels = max(LEVELS["O3"] + UNROLL_EFFECT * UNROLL_SAFE, LEVELS["O2"] + UNROLL_EFFECT * 16)
+    return sum(max(0.0, w) for w in free) + pairs + levels
+
+
+OBJECTIVES = {"optimizer": objective, "flags": flags_objective}
+
+
+def run(config: str, seed: int, failures: bool, name: str = "optimizer") -> tuple[float, int]:
     """Best value and the number of failed trials after the startup ones, of one study."""
     if config == "random":
         sampler: optuna.samplers.BaseSampler = optuna.samplers.RandomSampler(seed=seed)
@@ -59,7 +100,8 @@ def run(config: str, seed: int, failures: bool) -> tuple[float, int]:
         sampler = BODiSampler(seed=seed, n_startup_trials=STARTUP, **SMALL,
                               **parse_method(f"bodi[{config}]")[1])
     study = optuna.create_study(direction="maximize", sampler=sampler)
-    study.optimize(lambda t: objective(t, failures), n_trials=TRIALS, catch=(RuntimeError,))
+    study.optimize(lambda t: OBJECTIVES[name](t, failures), n_trials=TRIALS,
+                   catch=(RuntimeError,))
     failed = sum(t.state == optuna.trial.TrialState.FAIL for t in study.trials[STARTUP:])
     return study.best_value, failed
 
@@ -69,7 +111,8 @@ def main() -> None:
     parser.add_argument("--configs", nargs="+", default=["first_order=false"])
     parser.add_argument("--seeds", default="0-19")
     parser.add_argument("--no-failures", action="store_true",
-                        help="opt=None scores like any other value instead of failing")
+                        help="the failing settings score like any other instead of failing")
+    parser.add_argument("--objective", choices=list(OBJECTIVES), default="optimizer")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     optuna.logging.set_verbosity(optuna.logging.ERROR)
@@ -78,7 +121,8 @@ def main() -> None:
     print("| configuration | best (mean ± s.e.) | failed suggestions | p against the first |")
     print("|---|---|---|---|")
     for config in args.configs:
-        best, failed = zip(*(run(config, seed, not args.no_failures) for seed in seeds),
+        best, failed = zip(*(run(config, seed, not args.no_failures, args.objective)
+                                   for seed in seeds),
                            strict=True)
         results[config] = np.array(best)
         first = results[args.configs[0]]
