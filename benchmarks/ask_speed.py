@@ -9,6 +9,8 @@ Usage:
     python benchmarks/ask_speed.py --n-init 20 --design-in-model all --cases 60x100  # bodi 0.4
     python benchmarks/ask_speed.py --n-init 20 --spec "bodi[design_noise=true]" --cases 60x100
     python benchmarks/ask_speed.py --n-init 20 --problem "labs{d}" --cases 60x100  # on LABS
+    python benchmarks/ask_speed.py --n-init 20 --failed 10 --cases 60x100 \
+        --spec "bodi[failed_trials=constraint]"   # 10 of the 100 failed: a second GP
 
 Each case tells ``n`` random observations of a planted binary problem (or of ``--problem``)
 to a fresh optimizer (``--m`` rows, 128 by default, diverse dictionaries), then times
@@ -35,10 +37,11 @@ warnings.filterwarnings("ignore")
 
 
 def ask_seconds(d: int, n: int, repeats: int, n_init: int | None = None,
-                problem: str | None = None, **options) -> list[float]:
+                problem: str | None = None, failed: int = 0, **options) -> list[float]:
     """Seconds per ask after ``n`` observations: the ``n_init`` (default ``n``) of BODi's
-    initial design, then uniform random points; on the planted binary problem of ``d``
-    variables, or on the registered ``problem`` name with ``{d}`` replaced by ``d``."""
+    initial design, then uniform random points, the last ``failed`` of them told as failed
+    trials; on the planted binary problem of ``d`` variables, or on the registered
+    ``problem`` name with ``{d}`` replaced by ``d``."""
     problem = planted_binary(d, seed=0) if problem is None else get_problem(
         problem.format(d=d))
     n_init = n if n_init is None else min(n_init, n)
@@ -48,7 +51,8 @@ def ask_seconds(d: int, n: int, repeats: int, n_init: int | None = None,
     if n > n_init:
         later = problem.space.decode(
             problem.space.sample(n - n_init, generator=torch.Generator().manual_seed(1)))
-        opt.tell(later, problem.evaluate(later).tolist())
+        values = problem.evaluate(later).tolist()
+        opt.tell(later, values[:len(values) - failed] + [None] * failed)
     return timed_asks(opt, problem, repeats)
 
 
@@ -98,6 +102,8 @@ def main() -> None:
     parser.add_argument("--m", type=int, default=128, help="BODi's dictionary size")
     parser.add_argument("--n-init", type=int, help="of the n observations, this many from "
                         "the initial design, the rest random (default: all n)")
+    parser.add_argument("--failed", type=int, default=0, help="of the random points after "
+                        "the design, this many are told as failed trials")
     parser.add_argument("--design-in-model", help="BODi's design_in_model (default: BODi's; "
                         "it acts only with --n-init < n)")
     parser.add_argument("--spec", default="bodi", help="a bodi[...] method spec whose options "
@@ -110,7 +116,8 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for case in args.cases.split(","):
         d, n = (int(v) for v in case.split("x"))
-        s = ask_seconds(d, n, args.repeats, args.n_init, args.problem, kernel=args.kernel,
+        s = ask_seconds(d, n, args.repeats, args.n_init, args.problem, args.failed,
+                        kernel=args.kernel,
                         dictionary_size=args.m,
                         **({} if args.design_in_model is None else {
                             "design_in_model": args.design_in_model}),
