@@ -53,8 +53,15 @@ Usage:
      and R on labs100-shifted seed 0 equals F10's, in all 200 values and points. So A10's
      runs on the reached problems (``data/ablation5``) and F10's on the others
      (``data/ablation4``) are copied as R into ``data/ablation6``, and those of seeds 10-19
-     within ``data/seeds10to19`` (:func:`reach_adoptions`); reports show them as the
-     default with ``--methods "bodi|bodi[design_in_model=reach]"``.
+     within ``data/seeds10to19``; reports show them as the default with ``--methods
+     "bodi|bodi[design_in_model=reach]"`` (done; no longer here: a target that bodi 0.8
+     wrote to reads those copies ``bodi[design_in_model=reach,first_order=false]``, and the
+     step would copy them again).
+   - bodi 0.8: ``bodi[first_order=auto-rescale]`` (R) is the default on every problem; its
+     runs (``data/ablation8``, ``data/ablation9``) keep that label, which under bodi 0.8 is
+     one method with ``bodi``, so reports show them as the default with ``--methods
+     "bodi|bodi[first_order=auto-rescale]"`` and nothing is copied (bodi 0.7's runs read
+     ``bodi[design_in_model=reach,first_order=false]``).
 
    Only the database copied into is opened for writing, and only when there is something to
    copy (opening an older database for writing relabels it; the large ones stay as
@@ -66,7 +73,8 @@ Usage:
    mixed space, ``.../bodi[kernel=hed*hamming]/...`` for bodi 0.3's on a categorical one,
    ``.../bodi[design_in_model=all]/...`` for bodi 0.1-0.4's,
    ``.../bodi[...,trust_region.failure_tolerance=40]/...`` for bodi 0.1-0.5's with a
-   region, ``.../bodi[design_in_model=auto]/...`` for bodi 0.5-0.6's); their stored settings
+   region, ``.../bodi[design_in_model=auto]/...`` for bodi 0.5-0.6's,
+   ``.../bodi[...,first_order=false]/...`` for bodi 0.1-0.7's); their stored settings
    already say what ran. (bodi 0.5 copied D's studies as ``svm53-cost/bodi/seedK``; under
    bodi 0.6 they read as above.) A candidate's studies that become the default are copied as
    ``bodi`` (``STUDY_ADOPTIONS``; none for 0.6 and 0.7: A10's studies on svm53-cost, R's
@@ -80,7 +88,6 @@ import json
 import sqlite3
 from pathlib import Path
 
-from bodi.acquisition.trust_region import reaches_uniform_points
 from bodi.experiments.multi_objective_runner import STUDIES
 from bodi.experiments.results import (
     DB_NAME,
@@ -90,10 +97,10 @@ from bodi.experiments.results import (
     spec_with_held_out_design,
     spec_with_product_kernel,
     spec_with_whole_design,
+    spec_without_first_order,
     spec_without_own_box,
 )
-from bodi.optimizers.bo import PRODUCT_KERNEL, BODi
-from bodi.problems.registry import get_problem
+from bodi.optimizers.bo import PRODUCT_KERNEL
 from bodi.space import SearchSpace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,42 +110,6 @@ ADOPTIONS: tuple[tuple[str, str, str, str, str], ...] = ()  # bodi 0.6's runs: o
 #: (the candidate that became the default, its label as the default) in the studies of
 #: ``benchmarks/multi_objective.py``
 STUDY_ADOPTIONS: tuple[tuple[str, str], ...] = ()  # none for bodi 0.6 and 0.7 (above)
-#: bodi 0.7's default and the two candidates whose code it runs, within and beyond the reach
-#: of its trust region
-REACH, WHOLE_DESIGN, BODI_06 = ("bodi[design_in_model=reach]", "bodi[design_in_model=all]",
-                                "bodi[trust_region.failure_tolerance=10]")
-
-
-def reach_adoptions() -> list[tuple[str, str, str, str, str]]:
-    """bodi 0.7's copies (``ADOPTIONS``' form): A10's runs on the problems whose space bodi
-    0.7's trust region reaches and F10's on the others, as R, from the databases that hold
-    them (seeds 0-9 into ``data/ablation6``, seeds 10-19 within ``data/seeds10to19``)."""
-    region = BODi.default_trust_region
-    copies = []
-    for source, target in (("ablation5", "ablation6"), ("ablation4", "ablation6"),
-                           ("seeds10to19", "seeds10to19")):
-        path = ROOT / "data" / source / DB_NAME
-        # F10's label as stored: a database that bodi 0.7 wrote to reads it with its "auto"
-        bodi_06 = BODI_06 if _version(path) < 6 else spec_with_held_out_design(BODI_06)
-        problems = sorted({problem for problem, _ in _runs(path, WHOLE_DESIGN) | _runs(
-            path, bodi_06)})
-        reached = {p: reaches_uniform_points(region, get_problem(p).space) for p in problems}
-        for candidate, within in ((WHOLE_DESIGN, True), (bodi_06, False)):
-            chosen = [p for p in problems if reached[p] == within]
-            if chosen:
-                names = ", ".join(f"'{p}'" for p in chosen)
-                copies.append((source, candidate, target, REACH, f"IN ({names})"))
-    return copies
-
-
-def _version(path: Path) -> int:
-    """The results database's format version (``PRAGMA user_version``) as stored."""
-    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    version = db.execute("PRAGMA user_version").fetchone()[0]
-    db.close()
-    return version
-
-
 def _runs(path: Path, method: str, problem_condition: str = "IS NOT NULL") -> set[tuple]:
     """``(problem, seed)`` of the finished runs stored as ``method`` in the results database
     ``path`` (read as it is) whose problem meets ``problem_condition``."""
@@ -211,7 +182,7 @@ def rename_studies(path: Path) -> int:
     default (bodi 0.1's kernel: their stored settings name no kernel, or ``hed``; bodi 0.2's
     region on a mixed space; bodi 0.3's kernel on a categorical one; bodi 0.1-0.4's whole
     design in the model; bodi 0.1-0.5's failure tolerance; bodi 0.5-0.6's held-out choice of
-    the design); the number renamed."""
+    the design; bodi 0.1-0.7's kernel without the first-order term); the number renamed."""
     db = sqlite3.connect(path)
     renamed = 0
     with db:
@@ -232,6 +203,8 @@ def rename_studies(path: Path) -> int:
                 new_method = spec_with_casmopolitan_tolerance(new_method)
             if settings.get("design_in_model") == "auto":  # bodi 0.5-0.6's
                 new_method = spec_with_held_out_design(new_method)
+            if settings.get("first_order", False) is False:  # bodi 0.1-0.7's
+                new_method = spec_without_first_order(new_method)
             new = "/".join((problem, new_method, seed))
             if new != name:
                 db.execute("UPDATE studies SET name = ? WHERE name = ?", (new, name))
@@ -261,7 +234,7 @@ def copy_studies(source: Path, candidate: str, target: Path, label: str) -> int:
 
 
 def main() -> None:
-    for source, candidate, target, label, condition in (*ADOPTIONS, *reach_adoptions()):
+    for source, candidate, target, label, condition in ADOPTIONS:
         copied = copy_as_default(ROOT / "data" / source / DB_NAME, candidate,
                                  ROOT / "data" / target / DB_NAME, label, condition)
         print(f"data/{source} -> data/{target}: {copied} runs of {candidate} copied as {label}")

@@ -45,7 +45,11 @@ two behaviours:
 6. from bodi 0.7 on, whose BODi keeps the whole initial design in the model where the trust
    region reaches a typical uniform point (``design_in_model="reach"``), a ``bodi`` run
    without a ``design_in_model`` option reads ``bodi[...,design_in_model=auto]`` on every
-   problem (:func:`spec_with_held_out_design`).
+   problem (:func:`spec_with_held_out_design`);
+7. from bodi 0.8 on, whose BODi fits a first-order term with its kernel and keeps it where
+   the fit gives it a share (``first_order="auto-rescale"``), a ``bodi`` run without a
+   ``first_order`` option reads ``bodi[...,first_order=false]`` on every problem
+   (:func:`spec_without_first_order`).
 """
 
 from __future__ import annotations
@@ -81,7 +85,7 @@ CREATE TABLE IF NOT EXISTS evaluations (
 
 
 #: ``PRAGMA user_version`` of a database whose method specs mean what bodi's defaults mean now
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 #: the spec option that gives a BODi run bodi 0.2's trust region (the box shrinks with the radius)
 BOX_WITH_RADIUS = "trust_region.box_failure_tolerance=null"
 #: the spec option that gives a BODi run the radius rule of bodi 0.1-0.5 (CASMOPOLITAN's)
@@ -167,6 +171,15 @@ def spec_with_held_out_design(method: str) -> str:
     return _with_option_if_unset(method, "design_in_model", "auto")
 
 
+def spec_without_first_order(method: str) -> str:
+    """The spec, under bodi 0.8's defaults, of a run stored as ``method`` by bodi 0.1-0.7
+    (after the earlier steps): a ``bodi`` spec without a ``first_order`` option gets their
+    ``first_order=false`` (``"bodi[design_in_model=reach]"`` ->
+    ``"bodi[design_in_model=reach,first_order=false]"``); other specs and methods are
+    unchanged."""
+    return _with_option_if_unset(method, "first_order", "false")
+
+
 def _with_option_if_unset(method: str, option: str, value: str) -> str:
     """``method`` with ``option=value`` appended if it is a ``bodi`` spec that does not set
     ``option``; otherwise (another method, or not a spec of this version) unchanged."""
@@ -241,6 +254,8 @@ def _current_labels(db: sqlite3.Connection) -> dict[tuple[str, str], str]:
             new = spec_with_casmopolitan_tolerance(new)
         if version < 6:
             new = spec_with_held_out_design(new)
+        if version < 7:
+            new = spec_without_first_order(new)
         if new != method:
             labels[problem, method] = new
     _check_distinct_labels(stored, labels)

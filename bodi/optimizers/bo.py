@@ -90,6 +90,9 @@ FAILED_TRIALS = ("ignore", "worst", "constraint")
 #: and 0.6's rule) for each suggestion the model with the whole design or with only a few of
 #: its points, whichever predicts the later trials better (the GP baselines keep ``"all"``)
 BODI_DESIGN_IN_MODEL = "reach"
+#: BODi's default ``first_order`` (since bodi 0.8; ``False`` before): the first-order term
+#: where its fit keeps it, the sum's kernel rescaled where it does not (docs/results.md §5)
+BODI_FIRST_ORDER = "auto-rescale"
 #: with ``design_in_model="auto"``, the fit without the far design points starts from the
 #: fit on every trial and runs at most this many L-BFGS-B iterations (a full fit: 100)
 WARM_FIT_MAXITER = 25
@@ -819,7 +822,7 @@ class BODi(GPOptimizer):
     HED kernel on all completed trials, and maximize the acquisition function by local search
     with continuous steps. The first ``n_init`` points come from :func:`initial_design`.
 
-    Defaults differ from the paper in six measured ways: the dictionary rows are relabelled
+    Defaults differ from the paper in seven measured ways: the dictionary rows are relabelled
     around the incumbent (``dictionary_reference="incumbent"``), so no fixed point such as
     all-zeros is special to the model, and the acquisition search is restricted to
     CASMOPOLITAN's Hamming trust region around the incumbent (``trust_region``; both
@@ -835,9 +838,12 @@ class BODi(GPOptimizer):
     only a few of its points, whichever predicts the later trials better (since bodi 0.5;
     ``design_in_model="reach"``, Section 5); and the region's radius shrinks after
     :data:`FAILURE_TOLERANCE` failures in a row instead of CASMOPOLITAN's 40 (since bodi
-    0.6; Section 5).
+    0.6; Section 5); and the kernel is fitted together with a first-order term, each
+    variable's own effect, which stays in the model where the fit gives it a share of the
+    prior variance (``first_order="auto-rescale"``, since bodi 0.8; Section 5).
     ``BODi(space, dictionary_reference="none", trust_region=False, kernel="hed",
-    design_in_model="all")`` is the paper's BODi (the ``bodi-paper`` method of ``bodi bench``).
+    design_in_model="all", first_order=False)`` is the paper's BODi (the ``bodi-paper``
+    method of ``bodi bench``).
 
     ``seed`` (every random choice: design, dictionaries, acquisition starts, derives from it),
     ``direction`` and the persistence options ``storage``, ``study_name`` and ``on_pending`` are
@@ -895,13 +901,14 @@ class BODi(GPOptimizer):
         first_order: add to the kernel the first-order kernel of the binary/categorical
             parameters with its own output scale (:func:`bodi.models.gp.with_first_order`):
             the model ``g(x) + sum_i w_i(x_i)``, which learns each variable's own effect;
-            ``False`` (default): the kernel alone; ``"auto"``: the sum, unless its fit gives the
-            first-order term less than :data:`FIRST_ORDER_SHARE` of the prior variance
-            (:func:`bodi.models.gp.first_order_share`), then the kernel alone, refitted;
-            ``"auto-rescale"``: as ``"auto"``, but the kernel alone is the sum's kernel with
-            the sum's hyperparameters at unit prior variance, not refitted
-            (:func:`bodi.models.gp.without_first_order`; one fit per suggestion).
-            Candidates of issue 33 (docs/results.md §5).
+            ``"auto-rescale"`` (default since bodi 0.8, :data:`BODI_FIRST_ORDER`): the sum,
+            unless its fit gives the first-order term less than :data:`FIRST_ORDER_SHARE` of
+            the prior variance (:func:`bodi.models.gp.first_order_share`), then the sum's
+            kernel with the sum's hyperparameters at unit prior variance, not refitted
+            (:func:`bodi.models.gp.without_first_order`; one fit per suggestion); ``"auto"``:
+            as ``"auto-rescale"``, but the kernel alone refitted (two fits); ``False``: the
+            kernel alone (the default before bodi 0.8); ``True``: always the sum
+            (docs/results.md §5).
         design_in_model: see :class:`GPOptimizer`; BODi's default is
             :data:`BODI_DESIGN_IN_MODEL` (``"reach"``, since bodi 0.7; ``"auto"`` in bodi 0.5
             and 0.6, ``"all"`` before).
@@ -924,7 +931,7 @@ class BODi(GPOptimizer):
         kernel: str | None = None,
         noise_prior: str = "lognormal",
         design_noise: bool = False,
-        first_order: bool | str = False,
+        first_order: bool | str = BODI_FIRST_ORDER,
         design_in_model: str = BODI_DESIGN_IN_MODEL,
         **kwargs: Any,
     ) -> None:

@@ -25,6 +25,7 @@ from bodi.experiments.results import (
     spec_with_casmopolitan_tolerance,
     spec_with_held_out_design,
     spec_with_whole_design,
+    spec_without_first_order,
 )
 from bodi.experiments.runner import expand_seeds, run_benchmark
 from bodi.optimizers.registry import make_optimizer, parse_method, split_methods
@@ -218,9 +219,10 @@ def test_runs_stored_under_older_defaults_are_relabelled_once(tmp_path):
     store.close()
     with sqlite3.connect(old / "results.db") as db:
         db.execute("PRAGMA user_version = 0")
-    expected = ["bodi-paper", *sorted(f"bodi[{options},{TOLERANCE_40}]" for options in (
-        "kernel=hamming,design_in_model=all", "kernel=hed,design_in_model=all",
-        "kernel=hed,dtype=float32,design_in_model=all")), "sa"]
+    expected = ["bodi-paper", *sorted(
+        f"bodi[{options},{TOLERANCE_40},first_order=false]" for options in (
+            "kernel=hamming,design_in_model=all", "kernel=hed,design_in_model=all",
+            "kernel=hed,dtype=float32,design_in_model=all")), "sa"]
 
     def methods(table):
         with sqlite3.connect(old / "results.db") as db:
@@ -240,7 +242,14 @@ def test_runs_stored_under_older_defaults_are_relabelled_once(tmp_path):
 
 def _relabelled(method: str) -> str:
     """``method`` of bodi 0.4 under today's labels (the steps from format version 3 on)."""
-    return spec_with_casmopolitan_tolerance(spec_with_whole_design(method))
+    return spec_without_first_order(spec_with_casmopolitan_tolerance(spec_with_whole_design(
+        method)))
+
+
+def _from_06(method: str) -> str:
+    """``method`` of bodi 0.5 or 0.6 under today's labels (the steps from format version 5
+    on)."""
+    return spec_without_first_order(spec_with_held_out_design(method))
 
 
 def _store_as_version(folder, problems: dict, methods, version: int) -> None:
@@ -286,10 +295,11 @@ def test_runs_of_bodi_02_on_mixed_problems_are_relabelled_with_its_trust_region(
                  {key[:2] for key in reader.curves()}):
         assert keys == {(problem, m) for problem, ms in expected.items() for m in ms}
     label = ("bodi[trust_region.box_failure_tolerance=null,design_in_model=all,"
-             f"{TOLERANCE_40}]")
+             f"{TOLERANCE_40},first_order=false]")
     assert reader.history("mine", label, 0)[0].params == problems["mine"]
     assert reader.history("mine", "bodi", 0) == []  # no run is today's default
-    assert reader.history("labs50-shifted", f"bodi[design_in_model=all,{TOLERANCE_40}]",
+    assert reader.history("labs50-shifted",
+                          f"bodi[design_in_model=all,{TOLERANCE_40},first_order=false]",
                           0)[0].params == problems["labs50-shifted"]
     reader.close()
     assert stored()[0] == 1
@@ -373,7 +383,7 @@ def test_runs_of_bodi_04_are_relabelled_with_the_whole_design_in_the_model(tmp_p
                "bodi[design_in_model=auto]", "bodi[design_in_model=few]", "bodi-paper",
                "casmopolitan")
     _store_as_version(tmp_path, problems, methods, 3)
-    expected = sorted(map(spec_with_casmopolitan_tolerance, [
+    expected = sorted(map(_relabelled, [
         "bodi[design_in_model=all]", "bodi[design_noise=false,design_in_model=all]",
         "bodi[kernel=hed,dtype=float32,design_in_model=all]", *methods[3:]]))
     _check_relabelled(tmp_path, problems, expected)
@@ -392,7 +402,7 @@ def test_runs_of_bodi_05_are_relabelled_with_casmopolitans_failure_tolerance(tmp
                "bodi[trust_region.schedule=geometric]", "bodi[trust_region=false]",
                "bodi[acquisition_optimizer=botorch]", "bodi-paper", "casmopolitan")
     _store_as_version(tmp_path, problems, methods, 4)
-    expected = sorted(map(spec_with_held_out_design, [
+    expected = sorted(map(_from_06, [
         f"bodi[{TOLERANCE_40}]", f"bodi[design_in_model=all,{TOLERANCE_40}]",
         f"bodi[dtype=float32,{TOLERANCE_40}]", f"bodi[trust_region.init_radius=2,{TOLERANCE_40}]",
         *methods[4:]]))
@@ -416,14 +426,38 @@ def test_runs_of_bodi_06_are_relabelled_with_the_held_out_design_choice(tmp_path
                "bodi[trust_region=false]", "bodi[design_in_model=all]",
                "bodi[design_in_model=reach]", "bodi-paper", "casmopolitan")
     _store_as_version(tmp_path, problems, methods, 5)
-    expected = sorted(["bodi[design_in_model=auto]",
-                       "bodi[trust_region.failure_tolerance=10,design_in_model=auto]",
-                       "bodi[kernel=hed,design_in_model=auto]",
-                       "bodi[trust_region=false,design_in_model=auto]", *methods[4:]])
-    assert sorted(map(spec_with_held_out_design, methods)) == expected
-    assert FORMAT_VERSION == 6
+    expected = sorted(map(spec_without_first_order, [
+        "bodi[design_in_model=auto]",
+        "bodi[trust_region.failure_tolerance=10,design_in_model=auto]",
+        "bodi[kernel=hed,design_in_model=auto]", "bodi[trust_region=false,design_in_model=auto]",
+        *methods[4:]]))
+    assert sorted(map(_from_06, methods)) == expected
     _check_relabelled(tmp_path, problems, expected)
     _check_design_in_model_of_labels(expected)  # each new label builds bodi 0.6's choice
+
+
+def test_runs_of_bodi_07_are_relabelled_without_the_first_order_term(tmp_path):
+    # a database of bodi 0.7 (user_version 6): every bodi spec without a first_order option,
+    # on any problem, modelled with the kernel alone (first_order=False)
+    problems = {"labs50-shifted": {"x1": True}, "mine": {"a": 1, "u": 0.25}}
+    methods = ("bodi", "bodi[design_in_model=reach]", "bodi[kernel=hed,design_in_model=all]",
+               "bodi[first_order=auto-rescale]", "bodi[first_order=auto]",
+               "bodi[first_order=true]", "bodi-paper", "bounce")
+    _store_as_version(tmp_path, problems, methods, 6)
+    expected = sorted(["bodi[first_order=false]", "bodi[design_in_model=reach,first_order=false]",
+                       "bodi[kernel=hed,design_in_model=all,first_order=false]", *methods[3:]])
+    assert sorted(map(spec_without_first_order, methods)) == expected
+    assert FORMAT_VERSION == 7
+    _check_relabelled(tmp_path, problems, expected)
+    # each new label builds bodi 0.7's model; today's default is the one-fit first-order rule
+    space = SearchSpace([Binary("a"), Continuous("u", 0.0, 1.0)])
+    for method in expected:
+        if method.startswith("bodi["):
+            optimizer = make_optimizer(method, space, seed=0, direction="minimize")
+            assert optimizer.first_order == parse_method(method)[1]["first_order"]
+    assert make_optimizer("bodi", space, seed=0,
+                          direction="minimize").first_order == "auto-rescale"
+    assert make_optimizer("bodi-paper", space, seed=0, direction="minimize").first_order is False
 
 
 def test_two_stored_names_of_one_configuration_are_refused_not_merged(tmp_path):

@@ -362,6 +362,28 @@ def test_bodi_chooses_the_design_in_its_model_by_reach_and_older_studies_continu
                      **FAST).design_in_model == old
 
 
+def test_bodi_fits_the_first_order_term_by_default_and_a_07_study_continues(tmp_path):
+    """bodi 0.8's default is ``first_order="auto-rescale"`` (the paper's configuration keeps
+    the kernel alone); a study of bodi 0.7 (``first_order=False`` stored) says which setting
+    differs and continues with its own."""
+    problem = planted_binary(10, seed=4)
+    space = problem.space
+    assert bodi.BODi(space).first_order == "auto-rescale"
+    assert make_optimizer("bodi-paper", space, seed=0,
+                          direction="minimize").first_order is False  # pinned
+    default, explicit = (_run(problem, 13, seed=5, n_init=10, **options)
+                         for options in ({}, {"first_order": "auto-rescale"}))
+    assert [t.params for t in default.trials] == [t.params for t in explicit.trials]
+    path = tmp_path / "study.db"
+    stored = bodi.BODi(space, seed=0, n_init=4, first_order=False, storage=path, **FAST)
+    stored.tell(stored.ask(4), [1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(ValueError, match="first_order: stored False, given 'auto-rescale'"):
+        bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST)
+    loaded = bodi.load_study(path)
+    assert loaded.first_order is False
+    loaded.tell(loaded.ask(), 0.5)
+
+
 def test_the_noise_prior_is_an_option_stored_with_the_study(tmp_path):
     from gpytorch.priors import GammaPrior
 
@@ -915,8 +937,8 @@ def test_the_first_order_term_is_in_the_model_recorded_and_resumed(tmp_path):
     assert opt.settings()["first_order"] is True
     assert bodi.load_study(tmp_path / "study.db").settings()["first_order"] is True
     assert bodi.BODi.legacy_settings["first_order"] is False
-    plain = _drive(bodi.BODi(problem.space, seed=0, n_init=8, num_restarts=4, raw_samples=256,
-                             dictionary_size=32), problem, 9)
+    plain = _drive(bodi.BODi(problem.space, seed=0, n_init=8, first_order=False, num_restarts=4,
+                             raw_samples=256, dictionary_size=32), problem, 9)
     assert FirstOrderKernel not in {type(k) for k in plain.model.covar_module.modules()}
     random_best = min(float(problem(x)) for x in problem.space.decode(
         problem.space.sample(30, generator=torch.Generator().manual_seed(0))))
