@@ -74,8 +74,8 @@ Usage:
    ``.../bodi[design_in_model=all]/...`` for bodi 0.1-0.4's,
    ``.../bodi[...,trust_region.failure_tolerance=40]/...`` for bodi 0.1-0.5's with a
    region, ``.../bodi[design_in_model=auto]/...`` for bodi 0.5-0.6's,
-   ``.../bodi[...,first_order=false]/...`` for bodi 0.1-0.7's); their stored settings
-   already say what ran. (bodi 0.5 copied D's studies as ``svm53-cost/bodi/seedK``; under
+   ``.../bodi[...,first_order=false,failed_trials=ignore]/...`` for bodi 0.1-0.7's); their
+   stored settings already say what ran. (bodi 0.5 copied D's studies as ``svm53-cost/bodi/seedK``; under
    bodi 0.6 they read as above.) A candidate's studies that become the default are copied as
    ``bodi`` (``STUDY_ADOPTIONS``; none for 0.6 and 0.7: A10's studies on svm53-cost, R's
    code there, store ``design_in_model="all"``, which ``bodi`` would refuse to reopen, so
@@ -96,6 +96,7 @@ from bodi.experiments.results import (
     spec_with_casmopolitan_tolerance,
     spec_with_held_out_design,
     spec_with_product_kernel,
+    spec_ignoring_failed_trials,
     spec_with_whole_design,
     spec_without_first_order,
     spec_without_own_box,
@@ -182,7 +183,8 @@ def rename_studies(path: Path) -> int:
     default (bodi 0.1's kernel: their stored settings name no kernel, or ``hed``; bodi 0.2's
     region on a mixed space; bodi 0.3's kernel on a categorical one; bodi 0.1-0.4's whole
     design in the model; bodi 0.1-0.5's failure tolerance; bodi 0.5-0.6's held-out choice of
-    the design; bodi 0.1-0.7's kernel without the first-order term); the number renamed."""
+    the design; bodi 0.1-0.7's kernel without the first-order term and failed trials
+    ignored); the number renamed."""
     db = sqlite3.connect(path)
     renamed = 0
     with db:
@@ -205,6 +207,8 @@ def rename_studies(path: Path) -> int:
                 new_method = spec_with_held_out_design(new_method)
             if settings.get("first_order", False) is False:  # bodi 0.1-0.7's
                 new_method = spec_without_first_order(new_method)
+            if settings.get("failed_trials", "ignore") == "ignore":  # bodi 0.1-0.7's
+                new_method = spec_ignoring_failed_trials(new_method)
             new = "/".join((problem, new_method, seed))
             if new != name:
                 db.execute("UPDATE studies SET name = ? WHERE name = ?", (new, name))

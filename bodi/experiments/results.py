@@ -49,7 +49,9 @@ two behaviours:
 7. from bodi 0.8 on, whose BODi fits a first-order term with its kernel and keeps it where
    the fit gives it a share (``first_order="auto-rescale"``), a ``bodi`` run without a
    ``first_order`` option reads ``bodi[...,first_order=false]`` on every problem
-   (:func:`spec_without_first_order`).
+   (:func:`spec_without_first_order`). bodi 0.8's other new default, failed trials as an
+   unknown constraint (``failed_trials="constraint"``), acts only once a trial fails, which
+   no benchmark problem does, so it needs no relabel.
 """
 
 from __future__ import annotations
@@ -178,6 +180,14 @@ def spec_without_first_order(method: str) -> str:
     ``"bodi[design_in_model=reach,first_order=false]"``); other specs and methods are
     unchanged."""
     return _with_option_if_unset(method, "first_order", "false")
+
+
+def spec_ignoring_failed_trials(method: str) -> str:
+    """The spec, under bodi 0.8's defaults, of a study stored as ``method`` by bodi 0.1-0.7,
+    whose BODi ignored failed trials: a ``bodi`` spec without a ``failed_trials`` option gets
+    ``failed_trials=ignore``. For stored studies, whose settings are checked when they
+    continue (results databases need no such relabel: see the module's step 7)."""
+    return _with_option_if_unset(method, "failed_trials", "ignore")
 
 
 def _with_option_if_unset(method: str, option: str, value: str) -> str:

@@ -93,6 +93,8 @@ BODI_DESIGN_IN_MODEL = "reach"
 #: BODi's default ``first_order`` (since bodi 0.8; ``False`` before): the first-order term
 #: where its fit keeps it, the sum's kernel rescaled where it does not (docs/results.md §5)
 BODI_FIRST_ORDER = "auto-rescale"
+#: the acquisition function of the GP optimizers unless one is asked for
+DEFAULT_ACQUISITION = "logei"
 #: with ``design_in_model="auto"``, the fit without the far design points starts from the
 #: fit on every trial and runs at most this many L-BFGS-B iterations (a full fit: 100)
 WARM_FIT_MAXITER = 25
@@ -216,7 +218,7 @@ class GPOptimizer(ModelBasedOptimizer):
         seed: int = 0,
         direction: str = "minimize",
         n_init: int = 20,
-        acquisition: str = "logei",
+        acquisition: str = DEFAULT_ACQUISITION,
         num_restarts: int = 10,
         raw_samples: int = 1024,
         acquisition_optimizer: str = "auto",
@@ -785,6 +787,13 @@ KERNELS = ("hed", "hamming", "hed*hamming", "hed+hamming", "auto", "alternate", 
 #: the kernels of :data:`KERNELS` built on a dictionary: their makers ``(space, dictionary)``
 _DICTIONARY_KERNELS = {"hed": make_hed_kernel, "hed*hamming": make_hed_hamming_kernel,
                        "hed+hamming": make_hed_plus_hamming_kernel}
+def bodi_failed_trials(acquisition: str) -> str:
+    """BODi's default ``failed_trials`` (since bodi 0.8; ``"ignore"`` before): a failed trial
+    is an unknown constraint (``"constraint"``) under the acquisition that can weigh by its
+    probability (``"logei"``), else ``"ignore"`` (docs/results.md §5)."""
+    return "constraint" if acquisition == "logei" else "ignore"
+
+
 #: the values of BODi's ``first_order``
 FIRST_ORDER = (False, True, "auto", "auto-rescale")
 #: with ``first_order="auto"`` (``"auto-rescale"``), the first-order term's share of the prior
@@ -840,9 +849,11 @@ class BODi(GPOptimizer):
     :data:`FAILURE_TOLERANCE` failures in a row instead of CASMOPOLITAN's 40 (since bodi
     0.6; Section 5); and the kernel is fitted together with a first-order term, each
     variable's own effect, which stays in the model where the fit gives it a share of the
-    prior variance (``first_order="auto-rescale"``, since bodi 0.8; Section 5).
+    prior variance (``first_order="auto-rescale"``, since bodi 0.8; Section 5); and a failed
+    trial is learned as an unknown constraint, which the expected improvement weighs by the
+    probability of success (``failed_trials="constraint"``, since bodi 0.8; Section 5).
     ``BODi(space, dictionary_reference="none", trust_region=False, kernel="hed",
-    design_in_model="all", first_order=False)`` is the paper's BODi (the ``bodi-paper``
+    design_in_model="all", first_order=False, failed_trials="ignore")`` is the paper's BODi (the ``bodi-paper``
     method of ``bodi bench``).
 
     ``seed`` (every random choice: design, dictionaries, acquisition starts, derives from it),
@@ -912,6 +923,9 @@ class BODi(GPOptimizer):
         design_in_model: see :class:`GPOptimizer`; BODi's default is
             :data:`BODI_DESIGN_IN_MODEL` (``"reach"``, since bodi 0.7; ``"auto"`` in bodi 0.5
             and 0.6, ``"all"`` before).
+        failed_trials: see :class:`GPOptimizer`; BODi's default (``None``) is
+            :func:`bodi_failed_trials` of the acquisition: ``"constraint"`` with
+            ``"logei"`` (since bodi 0.8), ``"ignore"`` otherwise.
 
     Examples:
         >>> opt = BODi(space, seed=0)
@@ -933,6 +947,7 @@ class BODi(GPOptimizer):
         design_noise: bool = False,
         first_order: bool | str = BODI_FIRST_ORDER,
         design_in_model: str = BODI_DESIGN_IN_MODEL,
+        failed_trials: str | None = None,
         **kwargs: Any,
     ) -> None:
         if not isinstance(space, SearchSpace):
@@ -951,8 +966,10 @@ class BODi(GPOptimizer):
         self.new_dictionary_every_iteration = new_dictionary_every_iteration
         if trust_region is None:  # the default: on, unless BoTorch's optimizer was asked for
             trust_region = kwargs.get("acquisition_optimizer", "auto") != "botorch"
+        if failed_trials is None:  # the default: see bodi_failed_trials
+            failed_trials = bodi_failed_trials(kwargs.get("acquisition", DEFAULT_ACQUISITION))
         super().__init__(space, trust_region=trust_region, design_in_model=design_in_model,
-                         **kwargs)
+                         failed_trials=failed_trials, **kwargs)
 
     @classmethod
     def _check_space_free_options(cls, options: dict[str, Any]) -> None:
@@ -960,6 +977,8 @@ class BODi(GPOptimizer):
         if options["trust_region"] is None:  # BODi's default (see __init__)
             options = {**options,
                        "trust_region": options["acquisition_optimizer"] != "botorch"}
+        if options["failed_trials"] is None:
+            options = {**options, "failed_trials": bodi_failed_trials(options["acquisition"])}
         super()._check_space_free_options(options)
 
     #: CASMOPOLITAN's region with the box's own rule (since bodi 0.3) that shrinks after

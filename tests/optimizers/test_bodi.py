@@ -767,7 +767,7 @@ def test_design_in_model_auto_refit_uses_the_fit_with_the_larger_held_out_densit
 def test_failed_trials_worst_puts_failed_points_in_the_model_at_the_worst_outcomes(tmp_path):
     """``failed_trials="worst"``: each failed trial's point is in the fitted models (after the
     completed ones), with the smallest objective and the largest constraint value of the
-    completed trials; ``"ignore"`` (the default, and a study stored before the option) leaves
+    completed trials; ``"ignore"`` (the paper's, and a study stored before the option) leaves
     it out; anything else is refused with one line."""
     problem = planted_binary(16, seed=3)
     storage = tmp_path / "s.db"
@@ -797,8 +797,7 @@ def test_failed_trials_worst_puts_failed_points_in_the_model_at_the_worst_outcom
     assert torch.allclose(targets(constraint)[len(X):], C.max().expand(n_failed))
     assert torch.allclose(targets(objective)[:len(X)], Y)
     assert bodi.load_study(storage, "worst").failed_trials == "worst"
-    ignoring = run(None)
-    assert ignoring.failed_trials == "ignore"
+    ignoring = run("ignore")
     assert torch.equal(ignoring.model.models[0].train_inputs[0], ignoring.X_completed)
     assert bodi.BODi.legacy_settings["failed_trials"] == "ignore"
     assert make_optimizer("bodi[failed_trials=worst]", problem.space, seed=0,
@@ -809,13 +808,16 @@ def test_failed_trials_worst_puts_failed_points_in_the_model_at_the_worst_outcom
 
 @pytest.mark.filterwarnings("ignore:objective value nan recorded as a failed trial")
 def test_failed_trials_constraint_models_failure_beside_the_objective():
-    """``failed_trials="constraint"``: the objective's GP sees the completed trials only; the
-    acquisition's model has one more output, a GP of the failure indicator (+1 at the failed
-    points, -1 at the completed ones), as an outcome constraint; logei only."""
+    """``failed_trials="constraint"`` (BODi's default with logei since bodi 0.8): the
+    objective's GP sees the completed trials only; the acquisition's model has one more
+    output, a GP of the failure indicator (+1 at the failed points, -1 at the completed
+    ones), as an outcome constraint; logei only (BODi's default is ``"ignore"`` with
+    another acquisition, and the paper's configuration keeps ``"ignore"``)."""
     from botorch.models.model import ModelList
 
     problem = planted_binary(16, seed=3)
-    opt = bodi.BODi(problem.space, seed=0, n_init=8, failed_trials="constraint", **FAST)
+    opt = bodi.BODi(problem.space, seed=0, n_init=8, **FAST)
+    assert opt.failed_trials == "constraint"
     for i in range(11):
         x = opt.ask()
         opt.tell(x, float(problem(x)) if i % 4 else math.nan)  # trials 0, 4, 8 fail
@@ -831,6 +833,17 @@ def test_failed_trials_constraint_models_failure_beside_the_objective():
     assert torch.equal(Y[:, -1], -torch.ones(len(X)))
     with pytest.raises(ValueError, match="failed_trials='constraint' needs acquisition='logei'"):
         bodi.BODi(problem.space, failed_trials="constraint", acquisition="ucb")
+    two = bodi.BODi(problem.space, seed=0, n_init=6, directions=["minimize", "minimize"],
+                    ref_point=[20.0, 20.0], **FAST)  # several objectives: qLogNEHVI's constraint
+    for i in range(9):
+        x = two.ask()
+        two.tell(x, [float(problem(x)), -float(problem(x))] if i % 3 else [math.nan] * 2)
+    finished = [t.params for t in two.trials]
+    assert len(two.X_failed) == 3 and two.ask() not in finished
+    for spec, expected in (("bodi[acquisition=ucb]", "ignore"), ("bodi[acquisition=ts]", "ignore"),
+                           ("bodi-paper", "ignore"), ("bodi", "constraint")):
+        assert make_optimizer(spec, problem.space, seed=0,
+                              direction="minimize").failed_trials == expected, spec
 
 
 @pytest.mark.parametrize("warping", ["rank", "power"])
