@@ -75,11 +75,12 @@ Usage:
    ``.../bodi[...,trust_region.failure_tolerance=40]/...`` for bodi 0.1-0.5's with a
    region, ``.../bodi[design_in_model=auto]/...`` for bodi 0.5-0.6's,
    ``.../bodi[...,first_order=false,failed_trials=ignore]/...`` for bodi 0.1-0.7's); their
-   stored settings already say what ran. (bodi 0.5 copied D's studies as ``svm53-cost/bodi/seedK``; under
-   bodi 0.6 they read as above.) A candidate's studies that become the default are copied as
-   ``bodi`` (``STUDY_ADOPTIONS``; none for 0.6 and 0.7: A10's studies on svm53-cost, R's
-   code there, store ``design_in_model="all"``, which ``bodi`` would refuse to reopen, so
-   they keep their label and the table shows them with ``bodi|bodi[design_in_model=all]``).
+   stored settings already say what ran. (bodi 0.5 copied D's studies as
+   ``svm53-cost/bodi/seedK``; under bodi 0.6 they read as above.) A candidate's studies that
+   become the default are copied as ``bodi`` (``STUDY_ADOPTIONS``; none for 0.6 and 0.7:
+   A10's studies on svm53-cost, R's code there, store ``design_in_model="all"``, which
+   ``bodi`` would refuse to reopen, so they keep their label and the table shows them with
+   ``bodi|bodi[design_in_model=all]``; none for 0.8: no study of R was stored).
 """
 
 from __future__ import annotations
@@ -92,11 +93,11 @@ from bodi.experiments.multi_objective_runner import STUDIES
 from bodi.experiments.results import (
     DB_NAME,
     ResultsStore,
+    spec_ignoring_failed_trials,
     spec_under_current_defaults,
     spec_with_casmopolitan_tolerance,
     spec_with_held_out_design,
     spec_with_product_kernel,
-    spec_ignoring_failed_trials,
     spec_with_whole_design,
     spec_without_first_order,
     spec_without_own_box,

@@ -787,13 +787,6 @@ KERNELS = ("hed", "hamming", "hed*hamming", "hed+hamming", "auto", "alternate", 
 #: the kernels of :data:`KERNELS` built on a dictionary: their makers ``(space, dictionary)``
 _DICTIONARY_KERNELS = {"hed": make_hed_kernel, "hed*hamming": make_hed_hamming_kernel,
                        "hed+hamming": make_hed_plus_hamming_kernel}
-def bodi_failed_trials(acquisition: str) -> str:
-    """BODi's default ``failed_trials`` (since bodi 0.8; ``"ignore"`` before): a failed trial
-    is an unknown constraint (``"constraint"``) under the acquisition that can weigh by its
-    probability (``"logei"``), else ``"ignore"`` (docs/results.md §5)."""
-    return "constraint" if acquisition == "logei" else "ignore"
-
-
 #: the values of BODi's ``first_order``
 FIRST_ORDER = (False, True, "auto", "auto-rescale")
 #: with ``first_order="auto"`` (``"auto-rescale"``), the first-order term's share of the prior
@@ -817,6 +810,13 @@ def default_kernel(space: SearchSpace) -> str:
     distance alone) when every parameter is categorical with three or more values
     (:attr:`SearchSpace.is_categorical`), else :data:`PRODUCT_KERNEL`."""
     return CATEGORICAL_KERNEL if space.is_categorical else PRODUCT_KERNEL
+
+
+def bodi_failed_trials(acquisition: str) -> str:
+    """BODi's default ``failed_trials`` (since bodi 0.8; ``"ignore"`` before): a failed trial
+    is an unknown constraint (``"constraint"``) under the acquisition that can weigh by its
+    probability (``"logei"``), else ``"ignore"`` (docs/results.md §5)."""
+    return "constraint" if acquisition == "logei" else "ignore"
 
 
 #: the kernels that ``kernel="auto"`` chooses between, by leave-one-out predictive density,
@@ -853,8 +853,8 @@ class BODi(GPOptimizer):
     trial is learned as an unknown constraint, which the expected improvement weighs by the
     probability of success (``failed_trials="constraint"``, since bodi 0.8; Section 5).
     ``BODi(space, dictionary_reference="none", trust_region=False, kernel="hed",
-    design_in_model="all", first_order=False, failed_trials="ignore")`` is the paper's BODi (the ``bodi-paper``
-    method of ``bodi bench``).
+    design_in_model="all", first_order=False, failed_trials="ignore")`` is the paper's BODi
+    (the ``bodi-paper`` method of ``bodi bench``).
 
     ``seed`` (every random choice: design, dictionaries, acquisition starts, derives from it),
     ``direction`` and the persistence options ``storage``, ``study_name`` and ``on_pending`` are
