@@ -349,6 +349,10 @@ def test_runs_of_bodi_03_on_categorical_problems_are_relabelled_with_its_kernel(
     assert make_optimizer("bodi", space, seed=0, direction="minimize").kernel == "hamming"
 
 
+#: a binary problem and a mixed one, as the relabel tests below store them
+BINARY_AND_MIXED = {"labs50-shifted": {"x1": True}, "mine": {"a": 1, "u": 0.25}}
+
+
 def _check_relabelled(folder, problems, expected) -> None:
     """A report reads the older database under today's labels ``expected`` without changing
     it; a writer then relabels the file to them and sets its format version."""
@@ -378,15 +382,14 @@ def _check_design_in_model_of_labels(expected) -> None:
 def test_runs_of_bodi_04_are_relabelled_with_the_whole_design_in_the_model(tmp_path):
     # a database of bodi 0.4 (user_version 3): every bodi spec without design_in_model, on
     # any problem, ran with design_in_model="all"
-    problems = {"labs50-shifted": {"x1": True}, "mine": {"a": 1, "u": 0.25}}
     methods = ("bodi", "bodi[design_noise=false]", "bodi[kernel=hed,dtype=float32]",
                "bodi[design_in_model=auto]", "bodi[design_in_model=few]", "bodi-paper",
                "casmopolitan")
-    _store_as_version(tmp_path, problems, methods, 3)
+    _store_as_version(tmp_path, BINARY_AND_MIXED, methods, 3)
     expected = sorted(map(_relabelled, [
         "bodi[design_in_model=all]", "bodi[design_noise=false,design_in_model=all]",
         "bodi[kernel=hed,dtype=float32,design_in_model=all]", *methods[3:]]))
-    _check_relabelled(tmp_path, problems, expected)
+    _check_relabelled(tmp_path, BINARY_AND_MIXED, expected)
     _check_design_in_model_of_labels(expected)  # each new label builds bodi 0.4's choice
     space = SearchSpace([Binary("a"), Continuous("u", 0.0, 1.0)])
     assert make_optimizer("bodi-paper", space, seed=0,
@@ -396,17 +399,16 @@ def test_runs_of_bodi_04_are_relabelled_with_the_whole_design_in_the_model(tmp_p
 def test_runs_of_bodi_05_are_relabelled_with_casmopolitans_failure_tolerance(tmp_path):
     # a database of bodi 0.5 (user_version 4): every bodi spec whose region took BODi's
     # default failure tolerance, on any problem, shrank its region after 40 failures
-    problems = {"labs50-shifted": {"x1": True}, "mine": {"a": 1, "u": 0.25}}
     methods = ("bodi", "bodi[design_in_model=all]", "bodi[trust_region=true,dtype=float32]",
                "bodi[trust_region.init_radius=2]", "bodi[trust_region.failure_tolerance=10]",
                "bodi[trust_region.schedule=geometric]", "bodi[trust_region=false]",
                "bodi[acquisition_optimizer=botorch]", "bodi-paper", "casmopolitan")
-    _store_as_version(tmp_path, problems, methods, 4)
+    _store_as_version(tmp_path, BINARY_AND_MIXED, methods, 4)
     expected = sorted(map(_from_06, [
         f"bodi[{TOLERANCE_40}]", f"bodi[design_in_model=all,{TOLERANCE_40}]",
         f"bodi[dtype=float32,{TOLERANCE_40}]", f"bodi[trust_region.init_radius=2,{TOLERANCE_40}]",
         *methods[4:]]))
-    _check_relabelled(tmp_path, problems, expected)
+    _check_relabelled(tmp_path, BINARY_AND_MIXED, expected)
     # each new label builds bodi 0.5's region; today's default shrinks after 10 failures
     space = SearchSpace([Binary("a"), Continuous("u", 0.0, 1.0)])
     for method in expected:
@@ -421,34 +423,32 @@ def test_runs_of_bodi_05_are_relabelled_with_casmopolitans_failure_tolerance(tmp
 def test_runs_of_bodi_06_are_relabelled_with_the_held_out_design_choice(tmp_path):
     # a database of bodi 0.6 (user_version 5): every bodi spec without a design_in_model
     # option, on any problem, chose the design in its model by held-out fit ("auto")
-    problems = {"labs50-shifted": {"x1": True}, "mine": {"a": 1, "u": 0.25}}
     methods = ("bodi", "bodi[trust_region.failure_tolerance=10]", "bodi[kernel=hed]",
                "bodi[trust_region=false]", "bodi[design_in_model=all]",
                "bodi[design_in_model=reach]", "bodi-paper", "casmopolitan")
-    _store_as_version(tmp_path, problems, methods, 5)
+    _store_as_version(tmp_path, BINARY_AND_MIXED, methods, 5)
     expected = sorted(map(spec_without_first_order, [
         "bodi[design_in_model=auto]",
         "bodi[trust_region.failure_tolerance=10,design_in_model=auto]",
         "bodi[kernel=hed,design_in_model=auto]", "bodi[trust_region=false,design_in_model=auto]",
         *methods[4:]]))
     assert sorted(map(_from_06, methods)) == expected
-    _check_relabelled(tmp_path, problems, expected)
+    _check_relabelled(tmp_path, BINARY_AND_MIXED, expected)
     _check_design_in_model_of_labels(expected)  # each new label builds bodi 0.6's choice
 
 
 def test_runs_of_bodi_07_are_relabelled_without_the_first_order_term(tmp_path):
     # a database of bodi 0.7 (user_version 6): every bodi spec without a first_order option,
     # on any problem, modelled with the kernel alone (first_order=False)
-    problems = {"labs50-shifted": {"x1": True}, "mine": {"a": 1, "u": 0.25}}
     methods = ("bodi", "bodi[design_in_model=reach]", "bodi[kernel=hed,design_in_model=all]",
                "bodi[first_order=auto-rescale]", "bodi[first_order=auto]",
                "bodi[first_order=true]", "bodi-paper", "bounce")
-    _store_as_version(tmp_path, problems, methods, 6)
+    _store_as_version(tmp_path, BINARY_AND_MIXED, methods, 6)
     expected = sorted(["bodi[first_order=false]", "bodi[design_in_model=reach,first_order=false]",
                        "bodi[kernel=hed,design_in_model=all,first_order=false]", *methods[3:]])
     assert sorted(map(spec_without_first_order, methods)) == expected
     assert FORMAT_VERSION == 7
-    _check_relabelled(tmp_path, problems, expected)
+    _check_relabelled(tmp_path, BINARY_AND_MIXED, expected)
     # each new label builds bodi 0.7's model; today's default is the one-fit first-order rule
     space = SearchSpace([Binary("a"), Continuous("u", 0.0, 1.0)])
     for method in expected:
