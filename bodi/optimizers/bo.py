@@ -95,6 +95,8 @@ BODI_DESIGN_IN_MODEL = "reach"
 BODI_FIRST_ORDER = "auto-rescale"
 #: the acquisition function of the GP optimizers unless one is asked for
 DEFAULT_ACQUISITION = "logei"
+#: the one acquisition that weighs by the failure constraint (``failed_trials="constraint"``)
+FAILURE_CONSTRAINT_ACQUISITION = "logei"
 #: with ``design_in_model="auto"``, the fit without the far design points starts from the
 #: fit on every trial and runs at most this many L-BFGS-B iterations (a full fit: 100)
 WARM_FIT_MAXITER = 25
@@ -695,7 +697,8 @@ def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None,
     if options["failed_trials"] not in FAILED_TRIALS:
         raise ValueError(f"failed_trials must be one of {', '.join(FAILED_TRIALS)}, got "
                          f"{options['failed_trials']!r}")
-    if options["failed_trials"] == "constraint" and options["acquisition"] != "logei":
+    if (options["failed_trials"] == "constraint"
+            and options["acquisition"] != FAILURE_CONSTRAINT_ACQUISITION):
         raise ValueError("failed_trials='constraint' needs acquisition='logei' (the "
                          f"constrained expected improvement), got {options['acquisition']!r}")
     if options["design_in_model"] not in DESIGN_IN_MODEL:
@@ -816,7 +819,7 @@ def bodi_failed_trials(acquisition: str) -> str:
     """BODi's default ``failed_trials`` (since bodi 0.8; ``"ignore"`` before): a failed trial
     is an unknown constraint (``"constraint"``) under the acquisition that can weigh by its
     probability (``"logei"``), else ``"ignore"`` (docs/results.md §5)."""
-    return "constraint" if acquisition == "logei" else "ignore"
+    return "constraint" if acquisition == FAILURE_CONSTRAINT_ACQUISITION else "ignore"
 
 
 #: the kernels that ``kernel="auto"`` chooses between, by leave-one-out predictive density,
