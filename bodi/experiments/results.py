@@ -51,7 +51,11 @@ two behaviours:
    ``first_order`` option reads ``bodi[...,first_order=false]`` on every problem
    (:func:`spec_without_first_order`). bodi 0.8's other new default, failed trials as an
    unknown constraint (``failed_trials="constraint"``), acts only once a trial fails, which
-   no benchmark problem does, so it needs no relabel.
+   no benchmark problem does, so it needs no relabel;
+8. from bodi 0.9 on, whose BODi fits no first-order term on an all-categorical space
+   (``first_order=False`` there), a ``bodi`` run without a ``first_order`` option on such a
+   problem reads ``bodi[...,first_order=auto-rescale]`` (:func:`spec_with_first_order_term`;
+   a problem the registry does not know keeps its label).
 """
 
 from __future__ import annotations
@@ -87,7 +91,7 @@ CREATE TABLE IF NOT EXISTS evaluations (
 
 
 #: ``PRAGMA user_version`` of a database whose method specs mean what bodi's defaults mean now
-FORMAT_VERSION = 7
+FORMAT_VERSION = 8
 #: the spec option that gives a BODi run bodi 0.2's trust region (the box shrinks with the radius)
 BOX_WITH_RADIUS = "trust_region.box_failure_tolerance=null"
 #: the spec option that gives a BODi run the radius rule of bodi 0.1-0.5 (CASMOPOLITAN's)
@@ -182,6 +186,16 @@ def spec_without_first_order(method: str) -> str:
     return _with_option_if_unset(method, "first_order", "false")
 
 
+def spec_with_first_order_term(method: str) -> str:
+    """The spec, under bodi 0.9's defaults, of a run stored as ``method`` by bodi 0.8 on an
+    all-categorical problem: a ``bodi`` spec without a ``first_order`` option gets bodi 0.8's
+    ``first_order=auto-rescale`` (``"bodi"`` -> ``"bodi[first_order=auto-rescale]"``); other
+    specs and methods are unchanged."""
+    from bodi.optimizers.bo import BODI_FIRST_ORDER
+
+    return _with_option_if_unset(method, "first_order", BODI_FIRST_ORDER)
+
+
 def spec_ignoring_failed_trials(method: str) -> str:
     """The spec, under bodi 0.8's defaults, of a study stored as ``method`` by bodi 0.1-0.7,
     whose BODi ignored failed trials: a ``bodi`` spec without a ``failed_trials`` option gets
@@ -248,15 +262,17 @@ def _current_labels(db: sqlite3.Connection) -> dict[tuple[str, str], str]:
             spaces[problem] = _registry_space(problem)
         return spaces[problem]
 
+    def is_categorical(problem: str) -> bool:  # of the registry (an unknown one: False)
+        return (space := space_of(problem)) is not None and space.is_categorical
+
     stored = db.execute("SELECT DISTINCT problem, method FROM tasks").fetchall()
     for problem, method in stored:
         new = spec_under_current_defaults(method) if version < 1 else method
         if version < 2 and (boxless := spec_without_own_box(new)) != new and (
                 _has_ordinal_parameters(db, problem, space_of(problem))):
             new = boxless
-        # an all-categorical problem of the registry (an unknown one keeps its label)
         if version < 3 and (product := spec_with_product_kernel(new)) != new and (
-                (space := space_of(problem)) is not None and space.is_categorical):
+                is_categorical(problem)):
             new = product
         if version < 4:
             new = spec_with_whole_design(new)
@@ -266,6 +282,9 @@ def _current_labels(db: sqlite3.Connection) -> dict[tuple[str, str], str]:
             new = spec_with_held_out_design(new)
         if version < 7:
             new = spec_without_first_order(new)
+        if version < 8 and (term := spec_with_first_order_term(new)) != new and (
+                is_categorical(problem)):
+            new = term
         if new != method:
             labels[problem, method] = new
     _check_distinct_labels(stored, labels)

@@ -90,8 +90,9 @@ FAILED_TRIALS = ("ignore", "worst", "constraint")
 #: and 0.6's rule) for each suggestion the model with the whole design or with only a few of
 #: its points, whichever predicts the later trials better (the GP baselines keep ``"all"``)
 BODI_DESIGN_IN_MODEL = "reach"
-#: BODi's default ``first_order`` (since bodi 0.8; ``False`` before): the first-order term
-#: where its fit keeps it, the sum's kernel rescaled where it does not (docs/results.md §5)
+#: BODi's default ``first_order`` (since bodi 0.8; ``False`` before) on a space with binary,
+#: integer or continuous parameters: the first-order term where its fit keeps it, the sum's
+#: kernel rescaled where it does not (docs/results.md §5; :func:`default_first_order`)
 BODI_FIRST_ORDER = "auto-rescale"
 #: the acquisition function of the GP optimizers unless one is asked for
 DEFAULT_ACQUISITION = "logei"
@@ -658,7 +659,7 @@ def _check_model_options(options: Mapping[str, Any], space: SearchSpace | None) 
     check_noise_prior(options["noise_prior"])
     if not isinstance(options["design_noise"], bool):
         raise ValueError(f"design_noise must be True or False, got {options['design_noise']!r}")
-    if options["first_order"] not in FIRST_ORDER:
+    if options["first_order"] is not None and options["first_order"] not in FIRST_ORDER:
         raise ValueError(f"first_order must be True, False, 'auto' or 'auto-rescale', got "
                          f"{options['first_order']!r}")
     check_integer("dictionary_size", dictionary_size)
@@ -815,6 +816,15 @@ def default_kernel(space: SearchSpace) -> str:
     return CATEGORICAL_KERNEL if space.is_categorical else PRODUCT_KERNEL
 
 
+def default_first_order(space: SearchSpace) -> bool | str:
+    """BODi's default ``first_order`` for ``space``: ``False`` (no first-order term) when every
+    parameter is categorical with three or more values (:attr:`SearchSpace.is_categorical`,
+    since bodi 0.9: beside the exact Hamming distance alone the term took most of the prior
+    variance and predicted held-out trials worse; docs/results.md §5), else
+    :data:`BODI_FIRST_ORDER`."""
+    return False if space.is_categorical else BODI_FIRST_ORDER
+
+
 def bodi_failed_trials(acquisition: str) -> str:
     """BODi's default ``failed_trials`` (since bodi 0.8; ``"ignore"`` before): a failed trial
     is an unknown constraint (``"constraint"``) under the acquisition that can weigh by its
@@ -852,7 +862,8 @@ class BODi(GPOptimizer):
     :data:`FAILURE_TOLERANCE` failures in a row instead of CASMOPOLITAN's 40 (since bodi
     0.6; Section 5); and the kernel is fitted together with a first-order term, each
     variable's own effect, which stays in the model where the fit gives it a share of the
-    prior variance (``first_order="auto-rescale"``, since bodi 0.8; Section 5); and a failed
+    prior variance (``first_order="auto-rescale"``, since bodi 0.8; Section 5), except in
+    all-categorical spaces (since bodi 0.9; :func:`default_first_order`); and a failed
     trial is learned as an unknown constraint, which the expected improvement weighs by the
     probability of success (``failed_trials="constraint"``, since bodi 0.8; Section 5).
     ``BODi(space, dictionary_reference="none", trust_region=False, kernel="hed",
@@ -915,14 +926,15 @@ class BODi(GPOptimizer):
         first_order: add to the kernel the first-order kernel of the binary/categorical
             parameters with its own output scale (:func:`bodi.models.gp.with_first_order`):
             the model ``g(x) + sum_i w_i(x_i)``, which learns each variable's own effect;
-            ``"auto-rescale"`` (default since bodi 0.8, :data:`BODI_FIRST_ORDER`): the sum,
+            ``"auto-rescale"`` (:data:`BODI_FIRST_ORDER`): the sum,
             unless its fit gives the first-order term less than :data:`FIRST_ORDER_SHARE` of
             the prior variance (:func:`bodi.models.gp.first_order_share`), then the sum's
             kernel with the sum's hyperparameters at unit prior variance, not refitted
             (:func:`bodi.models.gp.without_first_order`; one fit per suggestion); ``"auto"``:
             as ``"auto-rescale"``, but the kernel alone refitted (two fits); ``False``: the
-            kernel alone (the default before bodi 0.8); ``True``: always the sum
-            (docs/results.md §5).
+            kernel alone; ``True``: always the sum (docs/results.md §5). ``None`` (default):
+            :func:`default_first_order` of the space, ``"auto-rescale"`` (since bodi 0.8;
+            ``False`` before) except in all-categorical spaces (``False``, since bodi 0.9).
         design_in_model: see :class:`GPOptimizer`; BODi's default is
             :data:`BODI_DESIGN_IN_MODEL` (``"reach"``, since bodi 0.7; ``"auto"`` in bodi 0.5
             and 0.6, ``"all"`` before).
@@ -948,7 +960,7 @@ class BODi(GPOptimizer):
         kernel: str | None = None,
         noise_prior: str = "lognormal",
         design_noise: bool = False,
-        first_order: bool | str = BODI_FIRST_ORDER,
+        first_order: bool | str | None = None,
         design_in_model: str = BODI_DESIGN_IN_MODEL,
         failed_trials: str | None = None,
         **kwargs: Any,
@@ -962,7 +974,7 @@ class BODi(GPOptimizer):
         self.kernel = default_kernel(space) if kernel is None else kernel
         self.noise_prior = noise_prior
         self.design_noise = design_noise
-        self.first_order = first_order
+        self.first_order = default_first_order(space) if first_order is None else first_order
         self.dictionary_reference = dictionary_reference
         self.dictionary_size = dictionary_size
         self.dictionary_kind = dictionary
