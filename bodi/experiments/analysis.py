@@ -8,7 +8,10 @@ the first that many evaluations of every run count (methods compared at an equal
 A ``methods`` item ``"A|B"`` shows the runs stored as ``B`` under ``A`` too: one method that
 carries two labels, such as bodi 0.1's runs, stored as ``bodi[kernel=hed]`` on all-discrete
 problems and as ``bodi[kernel=hed,trust_region.box_failure_tolerance=null]`` where bodi 0.3's
-trust region differs (:mod:`bodi.experiments.results`).
+trust region differs (:mod:`bodi.experiments.results`). A stored run also shows under each
+asked label that is its configuration on the run's problem, whatever its stored label: asked
+for ``bodi``, a bodi 0.7 run stored as ``bodi[design_in_model=reach,first_order=false]``
+shows as ``bodi`` on an all-categorical problem, where that is today's default.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from bodi.directions import loss_sign
-from bodi.experiments.results import DB_NAME, ResultsStore
+from bodi.experiments.results import DB_NAME, ResultsStore, registry_space
 
 Outs = str | Path | Sequence[str | Path]
 
@@ -57,24 +60,59 @@ def _load(
     shown = {label.strip(): name for item, name in zip(methods or [], shown_names(methods) or [],
                                                        strict=True)
              for label in item.split("|")}
+    names_of = _ShownNames(shown)
     runs: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     tasks: dict[str, dict[str, Any]] = {}
     for directory in _dirs(out):
         store = _store(directory)
-        for task in store.tasks():
+        stored_tasks = {(t["problem"], t["method"], t["seed"]): t for t in store.tasks()}
+        for task in stored_tasks.values():
             tasks.setdefault(task["problem"], task)
         for key, rows in store.curves().items():
             problem, method, seed = key
-            if (problems and problem not in problems) or (methods and method not in shown):
+            if problems and problem not in problems:
                 continue
-            key = (problem, shown.get(method, method), seed)
-            if key in runs:
-                raise ValueError(f"{key} is in more than one of the results directories, "
-                                 "or under two labels of one method")
-            runs[key] = rows[:evaluations]
+            for name in names_of(stored_tasks[key]) if methods else [method]:
+                if (problem, name, seed) in runs:
+                    raise ValueError(f"{(problem, name, seed)} is in more than one of the "
+                                     "results directories, or under two labels of one method")
+                runs[problem, name, seed] = rows[:evaluations]
     if not runs:
         raise ValueError("no evaluations of the selected problems and methods")
     return runs, tasks
+
+
+class _ShownNames:
+    """The names a stored run shows under: its label's (``A`` for a label of ``"A|B"``) and
+    those of the asked labels that are its configuration on the run's problem
+    (:func:`bodi.optimizers.registry.configuration`; e.g. a bodi 0.7 run stored as
+    ``bodi[design_in_model=reach,first_order=false]`` shows as ``bodi`` on an all-categorical
+    problem, where today's default is that configuration); a problem the registry does not
+    know matches labels only."""
+
+    def __init__(self, shown: dict[str, str]):
+        self.shown = shown
+        self.configurations: dict[tuple[str, str, int, str], Any] = {}  # one build each
+        self.spaces: dict[str, Any] = {}  # one registry lookup per problem
+
+    def configuration(self, spec: str, task: dict[str, Any]) -> Any:
+        from bodi.optimizers.registry import configuration
+
+        key = (task["problem"], spec, task["n_init"], task["design"])
+        if key not in self.configurations:
+            if task["problem"] not in self.spaces:
+                self.spaces[task["problem"]] = registry_space(task["problem"])
+            space = self.spaces[task["problem"]]
+            self.configurations[key] = None if space is None else configuration(
+                spec, space, n_init=task["n_init"], design=task["design"])
+        return self.configurations[key]
+
+    def __call__(self, task: dict[str, Any]) -> list[str]:
+        names = [self.shown[task["method"]]] if task["method"] in self.shown else []
+        if (stored := self.configuration(task["method"], task)) is not None:
+            names += [name for label, name in self.shown.items()
+                      if self.configuration(label, task) == stored]
+        return list(dict.fromkeys(names))
 
 
 def best_curves(

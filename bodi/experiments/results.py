@@ -226,7 +226,7 @@ def _with_option(method: str, option: str, drop: str | None = None) -> str:
     return f"bodi[{','.join([*items, option])}]"
 
 
-def _registry_space(problem: str) -> SearchSpace | None:
+def registry_space(problem: str) -> SearchSpace | None:
     """The space of ``problem`` if the registry knows the name, else ``None``."""
     from bodi.problems.registry import get_problem
 
@@ -259,7 +259,7 @@ def _current_labels(db: sqlite3.Connection) -> dict[tuple[str, str], str]:
 
     def space_of(problem: str) -> SearchSpace | None:
         if problem not in spaces:
-            spaces[problem] = _registry_space(problem)
+            spaces[problem] = registry_space(problem)
         return spaces[problem]
 
     def is_categorical(problem: str) -> bool:  # of the registry (an unknown one: False)

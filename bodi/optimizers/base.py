@@ -109,6 +109,10 @@ class Optimizer(ABC):
     #: whether it keeps a live state between suggestions that ``bodi bench`` should keep in
     #: the worker (e.g. NGOpt's Nevergrad optimizer) rather than rebuild from the history
     keeps_state: ClassVar[bool] = False
+    #: whether :meth:`settings` records every option that changes the suggestions, so that two
+    #: specs whose optimizers have equal settings are one configuration (reports show a run
+    #: stored under either label as both; :func:`bodi.optimizers.registry.same_configuration`)
+    settings_define_behaviour: ClassVar[bool] = False
 
     #: settings that studies stored by older versions of bodi lack, with the value they ran with
     legacy_settings: ClassVar[dict[str, Any]] = {}

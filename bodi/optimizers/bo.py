@@ -996,6 +996,8 @@ class BODi(GPOptimizer):
             options = {**options, "failed_trials": bodi_failed_trials(options["acquisition"])}
         super()._check_space_free_options(options)
 
+    settings_define_behaviour: ClassVar[bool] = True
+
     #: CASMOPOLITAN's region with the box's own rule (since bodi 0.3) that shrinks after
     #: :data:`FAILURE_TOLERANCE` failures in a row (since bodi 0.6; docs/results.md §5)
     default_trust_region: ClassVar[TrustRegionSettings] = TrustRegionSettings(

@@ -156,6 +156,23 @@ def parse_method(spec: str) -> tuple[str, dict[str, Any]]:
     return name, options
 
 
+def configuration(spec: str, space: SearchSpace, *, n_init: int | None = None,
+                  design: str | None = None) -> tuple[type, dict[str, Any]] | None:
+    """The class and settings of the optimizer that ``spec`` builds on ``space`` (each option
+    and the defaults for ``space`` filled in), where its class's settings define its behaviour
+    (:attr:`bodi.Optimizer.settings_define_behaviour`); ``None`` otherwise, or where ``spec``
+    does not parse or build."""
+    try:
+        cls = METHODS[parse_method(spec)[0]].load()
+        if not cls.settings_define_behaviour:
+            return None
+        optimizer = make_optimizer(spec, space, seed=0, direction="minimize", n_init=n_init,
+                                   design=design)
+    except ValueError:
+        return None
+    return cls, optimizer.settings()
+
+
 def make_optimizer(
     spec: str, space: SearchSpace, *, seed: int, direction: str, n_init: int | None = None,
     device: str | None = None, budget: int | None = None, design: str | None = None,

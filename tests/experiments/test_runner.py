@@ -23,6 +23,7 @@ from bodi.experiments.results import (
     Evaluation,
     ResultsStore,
     spec_with_casmopolitan_tolerance,
+    spec_with_first_order_term,
     spec_with_held_out_design,
     spec_with_whole_design,
     spec_without_first_order,
@@ -447,7 +448,6 @@ def test_runs_of_bodi_07_are_relabelled_without_the_first_order_term(tmp_path):
     expected = sorted(["bodi[first_order=false]", "bodi[design_in_model=reach,first_order=false]",
                        "bodi[kernel=hed,design_in_model=all,first_order=false]", *methods[3:]])
     assert sorted(map(spec_without_first_order, methods)) == expected
-    assert FORMAT_VERSION == 7
     _check_relabelled(tmp_path, BINARY_AND_MIXED, expected)
     # each new label builds bodi 0.7's model; today's default is the one-fit first-order rule
     space = SearchSpace([Binary("a"), Continuous("u", 0.0, 1.0)])
@@ -458,6 +458,58 @@ def test_runs_of_bodi_07_are_relabelled_without_the_first_order_term(tmp_path):
     assert make_optimizer("bodi", space, seed=0,
                           direction="minimize").first_order == "auto-rescale"
     assert make_optimizer("bodi-paper", space, seed=0, direction="minimize").first_order is False
+
+
+def test_runs_of_bodi_08_on_categorical_problems_are_relabelled_with_the_first_order_term(
+        tmp_path):
+    # a database of bodi 0.8 (user_version 7): a bodi spec without a first_order option fitted
+    # the term on every problem; bodi 0.9 fits none on an all-categorical space, so there
+    # (and only there, of the registry's problems) such runs read first_order=auto-rescale
+    problems = {"pest50-shifted": {"x1": 1}, "mine": {"a": 1}, **BINARY_AND_MIXED}
+    methods = ("bodi", "bodi[design_in_model=all]", "bodi[first_order=false]",
+               "bodi[first_order=true]", "bodi-paper", "bounce")
+    _store_as_version(tmp_path, problems, methods, 7)
+    term = ["bodi[first_order=auto-rescale]", "bodi[design_in_model=all,first_order=auto-rescale]"]
+    assert [spec_with_first_order_term(m) for m in methods] == [*term, *methods[2:]]
+    ResultsStore(tmp_path).close()
+    with sqlite3.connect(tmp_path / "results.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION == 8
+        for problem in problems:
+            assert sorted(m for (m,) in db.execute(
+                "SELECT method FROM evaluations WHERE problem = ?", (problem,))) == sorted(
+                [*term, *methods[2:]] if problem == "pest50-shifted" else methods)
+    # the new label builds bodi 0.8's model of a categorical space; today's has no term
+    space = SearchSpace([Categorical("a", ["x", "y", "z"]), Categorical("b", [1, 2, 3])])
+    assert make_optimizer(term[0], space, seed=0,
+                          direction="minimize").first_order == "auto-rescale"
+    assert make_optimizer("bodi", space, seed=0, direction="minimize").first_order is False
+
+
+def test_a_report_shows_a_run_under_each_asked_label_that_is_its_configuration(tmp_path):
+    # bodi 0.7's label is today's default on an all-categorical problem only
+    seven, eight = "bodi[design_in_model=reach,first_order=false]", "bodi[first_order=auto-rescale]"
+    store = ResultsStore(tmp_path)
+    for problem, params in {"pest-shifted": {"x1": 1}, "labs50-shifted": {"x1": True}}.items():
+        for method, value in ((seven, 2.0), (eight, 3.0)):
+            store.register(problem, method, 0, "minimize", None, 1, 1)
+            store.append(problem, method, 0, "minimize", Evaluation(params, value, 0.0, 0.0))
+    store.close()
+    curves = best_curves(tmp_path, methods=["bodi", seven])
+    assert {m: c.tolist() for m, c in curves["pest-shifted"].items()} == {
+        "bodi": [[2.0]], seven: [[2.0]]}
+    assert {m: c.tolist() for m, c in curves["labs50-shifted"].items()} == {
+        "bodi": [[3.0]], seven: [[2.0]]}
+    # a label that is no stored run's configuration shows nothing
+    with pytest.raises(ValueError, match="no evaluations"):
+        best_curves(tmp_path, methods=["bodi[first_order=true]", "sa"])
+    # two stored labels of one configuration on one seed: an error, as for "A|B"
+    store = ResultsStore(tmp_path)
+    store.register("labs50-shifted", "bodi", 0, "minimize", None, 1, 1)
+    store.append("labs50-shifted", "bodi", 0, "minimize",
+                 Evaluation({"x1": True}, 3.0, 0.0, 0.0))
+    store.close()
+    with pytest.raises(ValueError, match="two labels"):
+        best_curves(tmp_path, methods=["bodi"], problems=["labs50-shifted"])
 
 
 def test_two_stored_names_of_one_configuration_are_refused_not_merged(tmp_path):

@@ -384,6 +384,29 @@ def test_bodi_fits_the_first_order_term_by_default_and_a_07_study_continues(tmp_
     loaded.tell(loaded.ask(), 0.5)
 
 
+def test_an_all_categorical_space_has_no_first_order_term_by_default_and_a_08_study_continues(
+        tmp_path):
+    """bodi 0.9's default on an all-categorical space is ``first_order=False`` (the term on
+    every other space); a study of bodi 0.8 there (``"auto-rescale"`` stored) says which
+    setting differs and continues with its own."""
+    from bodi.optimizers.bo import default_first_order
+
+    space = planted_categorical(8, choices=4, seed=1).space
+    assert default_first_order(space) is False and bodi.BODi(space).first_order is False
+    assert bodi.BODi(space, first_order="auto-rescale").first_order == "auto-rescale"
+    for other in (planted_binary(8).space, planted_mixed(seed=2).space,
+                  SearchSpace([Categorical("a", ["x", "y", "z"]), Binary("b")])):
+        assert default_first_order(other) == bodi.BODi(other).first_order == "auto-rescale"
+    path = tmp_path / "study.db"
+    stored = bodi.BODi(space, seed=0, n_init=4, first_order="auto-rescale", storage=path, **FAST)
+    stored.tell(stored.ask(4), [1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(ValueError, match="first_order: stored 'auto-rescale', given False"):
+        bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST)
+    loaded = bodi.load_study(path)
+    assert loaded.first_order == "auto-rescale"
+    loaded.tell(loaded.ask(), 0.5)
+
+
 def test_the_noise_prior_is_an_option_stored_with_the_study(tmp_path):
     from gpytorch.priors import GammaPrior
 

@@ -4,8 +4,9 @@ factory, starts from the shared initial design, and proposes valid configuration
 import pytest
 
 from bodi.initial_design import initial_design
-from bodi.optimizers.registry import METHODS, make_optimizer, optimizer_class
+from bodi.optimizers.registry import METHODS, configuration, make_optimizer, optimizer_class
 from bodi.problems import planted_binary, planted_categorical, planted_mixed
+from bodi.space import Binary, Categorical, SearchSpace
 
 PROBLEMS = {
     "binary": lambda: planted_binary(8, seed=2),
@@ -64,3 +65,17 @@ def test_stored_class_names_and_method_names_resolve_to_one_class():
     assert optimizer_class("CASMOPOLITAN").__name__ == "CASMOPOLITAN"
     with pytest.raises(ValueError, match="unknown optimizer 'Nope'"):
         optimizer_class("Nope")
+
+
+def test_configuration_fills_in_the_defaults_for_the_space():
+    categorical = SearchSpace([Categorical("a", ["x", "y", "z"]), Categorical("b", [1, 2, 3])])
+    binary = SearchSpace([Binary("a"), Binary("b")])
+    for space, same in ((categorical, True), (binary, False)):
+        default, seven = (configuration(spec, space) for spec in (
+            "bodi", "bodi[design_in_model=reach,first_order=false]"))
+        assert default is not None and (default == seven) is same
+    assert configuration("bodi[m=64]", binary) != configuration("bodi", binary)
+    # classes whose settings do not record every option, and specs that do not build: none
+    assert configuration("casmopolitan", binary) is None
+    assert configuration("bodi[kernel=nope]", binary) is None
+    assert configuration("nope", binary) is None
