@@ -21,10 +21,11 @@ setup: $(STAMP)
 run: $(STAMP)
 	$(BIN)/bodi bench --out results
 
-# one thread per process: see tests/conftest.py for what a second thread costs under load
+# one thread per process (see tests/conftest.py for what a second thread costs under load),
+# two test processes (pytest-xdist): CI's two cores
 test: $(STAMP)
 	$(BIN)/ruff check bodi tests benchmarks
-	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/pytest -q --durations=15
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/pytest -q -n 2 --durations=15
 
 lint: $(STAMP)
 	$(BIN)/ruff check bodi tests benchmarks

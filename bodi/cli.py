@@ -356,7 +356,9 @@ def _add_selection(parser: argparse.ArgumentParser) -> None:
                         help="comma-separated problems to show, in this order (default: all)")
     parser.add_argument("--methods", default=None,
                         help="comma-separated methods to show, in this order (default: all); "
-                        "'A|B' shows the runs of label B as A's (one method, two labels)")
+                        "'A|B' shows the runs of label B as A's (one method, two labels); "
+                        "a run also shows under each method that builds the same BODi on its "
+                        "problem")
     parser.add_argument("--evaluations", type=int, default=None,
                         help="count only the first N evaluations of every run (compare methods "
                              "at an equal budget; default: all)")
