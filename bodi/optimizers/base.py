@@ -111,7 +111,7 @@ class Optimizer(ABC):
     keeps_state: ClassVar[bool] = False
     #: whether :meth:`settings` records every option that changes the suggestions, so that two
     #: specs whose optimizers have equal settings are one configuration (reports show a run
-    #: stored under either label as both; :func:`bodi.optimizers.registry.same_configuration`)
+    #: stored under either label as both; :func:`bodi.optimizers.registry.configuration`)
     settings_define_behaviour: ClassVar[bool] = False
 
     #: settings that studies stored by older versions of bodi lack, with the value they ran with
