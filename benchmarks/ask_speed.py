@@ -96,8 +96,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--compare", action="store_true")
-    parser.add_argument("--kernel", default="hed*hamming", help="BODi's kernel (default: "
-                        "BODi's; e.g. hed)")
+    parser.add_argument("--kernel", default=None, help="BODi's kernel (default: BODi's for "
+                        "the space: hed*hamming, or hamming on an all-categorical one; e.g. hed)")
     parser.add_argument("--cases", default="60x100,500x300", help="d x n, comma-separated")
     parser.add_argument("--m", type=int, default=128, help="BODi's dictionary size")
     parser.add_argument("--n-init", type=int, help="of the n observations, this many from "
