@@ -93,16 +93,13 @@ class _ShownNames:
     def __init__(self, shown: dict[str, str]):
         self.shown = shown
         self.configurations: dict[tuple[str, str, int, str], Any] = {}  # one build each
-        self.spaces: dict[str, Any] = {}  # one registry lookup per problem
 
     def configuration(self, spec: str, task: dict[str, Any]) -> Any:
         from bodi.optimizers.registry import configuration
 
         key = (task["problem"], spec, task["n_init"], task["design"])
         if key not in self.configurations:
-            if task["problem"] not in self.spaces:
-                self.spaces[task["problem"]] = registry_space(task["problem"])
-            space = self.spaces[task["problem"]]
+            space = registry_space(task["problem"])
             self.configurations[key] = None if space is None else configuration(
                 spec, space, n_init=task["n_init"], design=task["design"])
         return self.configurations[key]

@@ -65,6 +65,7 @@ import math
 import sqlite3
 import time
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -226,8 +227,10 @@ def _with_option(method: str, option: str, drop: str | None = None) -> str:
     return f"bodi[{','.join([*items, option])}]"
 
 
+@cache
 def registry_space(problem: str) -> SearchSpace | None:
-    """The space of ``problem`` if the registry knows the name, else ``None``."""
+    """The space of ``problem`` if the registry knows the name, else ``None`` (built once per
+    name: relabels and reports ask per stored run)."""
     from bodi.problems.registry import get_problem
 
     try:
@@ -255,21 +258,15 @@ def _current_labels(db: sqlite3.Connection) -> dict[tuple[str, str], str]:
     if version >= FORMAT_VERSION:
         return {}
     labels = {}
-    spaces: dict[str, SearchSpace | None] = {}  # one registry lookup per problem
-
-    def space_of(problem: str) -> SearchSpace | None:
-        if problem not in spaces:
-            spaces[problem] = registry_space(problem)
-        return spaces[problem]
 
     def is_categorical(problem: str) -> bool:  # of the registry (an unknown one: False)
-        return (space := space_of(problem)) is not None and space.is_categorical
+        return (space := registry_space(problem)) is not None and space.is_categorical
 
     stored = db.execute("SELECT DISTINCT problem, method FROM tasks").fetchall()
     for problem, method in stored:
         new = spec_under_current_defaults(method) if version < 1 else method
         if version < 2 and (boxless := spec_without_own_box(new)) != new and (
-                _has_ordinal_parameters(db, problem, space_of(problem))):
+                _has_ordinal_parameters(db, problem, registry_space(problem))):
             new = boxless
         if version < 3 and (product := spec_with_product_kernel(new)) != new and (
                 is_categorical(problem)):

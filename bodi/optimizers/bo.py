@@ -996,6 +996,7 @@ class BODi(GPOptimizer):
             options = {**options, "failed_trials": bodi_failed_trials(options["acquisition"])}
         super()._check_space_free_options(options)
 
+    #: every option that changes BODi's suggestions is in :meth:`settings`
     settings_define_behaviour: ClassVar[bool] = True
 
     #: CASMOPOLITAN's region with the box's own rule (since bodi 0.3) that shrinks after
