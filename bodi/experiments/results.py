@@ -55,7 +55,12 @@ two behaviours:
 8. from bodi 0.9 on, whose BODi fits no first-order term on an all-categorical space
    (``first_order=False`` there), a ``bodi`` run without a ``first_order`` option on such a
    problem reads ``bodi[...,first_order=auto-rescale]`` (:func:`spec_with_first_order_term`;
-   a problem the registry does not know keeps its label).
+   a problem the registry does not know keeps its label);
+9. from bodi 0.10 on, whose BODi's acquisition is the upper confidence bound except on an
+   all-categorical space (``acquisition="ucb"``), a ``bodi`` run without an ``acquisition``
+   option reads ``bodi[...,acquisition=logei]`` on every problem that the registry does not
+   know to be all-categorical (:func:`spec_with_expected_improvement`; the label is what the
+   run did on any problem, and it changes only where the default did).
 """
 
 from __future__ import annotations
@@ -92,7 +97,7 @@ CREATE TABLE IF NOT EXISTS evaluations (
 
 
 #: ``PRAGMA user_version`` of a database whose method specs mean what bodi's defaults mean now
-FORMAT_VERSION = 8
+FORMAT_VERSION = 9
 #: the spec option that gives a BODi run bodi 0.2's trust region (the box shrinks with the radius)
 BOX_WITH_RADIUS = "trust_region.box_failure_tolerance=null"
 #: the spec option that gives a BODi run the radius rule of bodi 0.1-0.5 (CASMOPOLITAN's)
@@ -197,6 +202,16 @@ def spec_with_first_order_term(method: str) -> str:
     return _with_option_if_unset(method, "first_order", BODI_FIRST_ORDER)
 
 
+def spec_with_expected_improvement(method: str) -> str:
+    """The spec, under bodi 0.10's defaults, of a run stored as ``method`` by bodi 0.1-0.9 on
+    a problem that is not all-categorical (after the earlier steps): a ``bodi`` spec without
+    an ``acquisition`` option gets their ``acquisition=logei`` (``"bodi"`` ->
+    ``"bodi[acquisition=logei]"``); other specs and methods are unchanged."""
+    from bodi.optimizers.bo import DEFAULT_ACQUISITION
+
+    return _with_option_if_unset(method, "acquisition", DEFAULT_ACQUISITION)
+
+
 def spec_ignoring_failed_trials(method: str) -> str:
     """The spec, under bodi 0.8's defaults, of a study stored as ``method`` by bodi 0.1-0.7,
     whose BODi ignored failed trials: a ``bodi`` spec without a ``failed_trials`` option gets
@@ -282,6 +297,8 @@ def _current_labels(db: sqlite3.Connection) -> dict[tuple[str, str], str]:
         if version < 8 and (term := spec_with_first_order_term(new)) != new and (
                 is_categorical(problem)):
             new = term
+        if version < 9 and not is_categorical(problem):
+            new = spec_with_expected_improvement(new)
         if new != method:
             labels[problem, method] = new
     _check_distinct_labels(stored, labels)

@@ -96,8 +96,16 @@ BODI_DESIGN_IN_MODEL = "reach"
 BODI_FIRST_ORDER = "auto-rescale"
 #: the acquisition function of the GP optimizers unless one is asked for
 DEFAULT_ACQUISITION = "logei"
+#: BODi's acquisition (since bodi 0.10; ``"logei"`` before) for one objective without outcome
+#: constraints on a space with binary, integer or continuous parameters: the upper confidence
+#: bound (docs/results.md §5; :func:`default_acquisition`)
+BODI_ACQUISITION = "ucb"
 #: the one acquisition that weighs by the failure constraint (``failed_trials="constraint"``)
 FAILURE_CONSTRAINT_ACQUISITION = "logei"
+#: the acquisitions that ``failed_trials="constraint"`` goes with: once a trial has failed,
+#: each suggestion uses :data:`FAILURE_CONSTRAINT_ACQUISITION` (the upper confidence bound
+#: has no form weighted by a constraint's probability)
+WEIGHED_BY_FAILURES = ("logei", "ucb")
 #: with ``design_in_model="auto"``, the fit without the far design points starts from the
 #: fit on every trial and runs at most this many L-BFGS-B iterations (a full fit: 100)
 WARM_FIT_MAXITER = 25
@@ -203,8 +211,9 @@ class GPOptimizer(ModelBasedOptimizer):
             the best completed trial; ``"constraint"``: an unknown constraint, a GP of the
             indicator (+1 failed, -1 completed) on every trial beside the objective's model,
             which the acquisition weights by the probability that it holds (as an outcome
-            constraint; ``acquisition="logei"`` only), so that the objective's fit never sees
-            an imputed value.
+            constraint), so that the objective's fit never sees an imputed value; with
+            ``acquisition="logei"`` or ``"ucb"``: once a trial has failed, the suggestions
+            use the constrained LogEI (:data:`FAILURE_CONSTRAINT_ACQUISITION`).
 
     Subclasses implement :meth:`make_model` and extend :meth:`settings`.
     """
@@ -552,15 +561,16 @@ class GPOptimizer(ModelBasedOptimizer):
         self.model = model
         tkwargs = self.tensor_kwargs
         X_model, Y_model = X[rows].to(**tkwargs), Y[rows].to(**tkwargs)
-        n_constraints = self.outcome_constraints
+        n_constraints, acquisition = self.outcome_constraints, self.acquisition
         if self.failed_trials == "constraint" and len(self.X_failed):
             model, Y_model = self.with_failure_constraint(model, X[rows], Y_model)
             n_constraints += 1
-        if self.acquisition == "ts":
+            acquisition = FAILURE_CONSTRAINT_ACQUISITION  # the one weighed by the constraint
+        if acquisition == "ts":
             return self._thompson_points(model, q, X[order[0]], torch.cat([X, self.X_failed,
                                                                            pending]))
         acq = make_acquisition(
-            self.acquisition, model, X_model, Y_model,
+            acquisition, model, X_model, Y_model,
             X_pending=pending.to(**tkwargs) if len(pending) else None, q=q,
             ucb_beta=self.ucb_beta,
             ref_point=self.reference_point().to(**tkwargs) if self.is_multi_objective else None,
@@ -699,9 +709,10 @@ def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None,
         raise ValueError(f"failed_trials must be one of {', '.join(FAILED_TRIALS)}, got "
                          f"{options['failed_trials']!r}")
     if (options["failed_trials"] == "constraint"
-            and options["acquisition"] != FAILURE_CONSTRAINT_ACQUISITION):
-        raise ValueError("failed_trials='constraint' needs acquisition='logei' (the "
-                         f"constrained expected improvement), got {options['acquisition']!r}")
+            and options["acquisition"] not in WEIGHED_BY_FAILURES):
+        raise ValueError("failed_trials='constraint' needs acquisition 'logei' or 'ucb' (after "
+                         "a failure: the constrained expected improvement), got "
+                         f"{options['acquisition']!r}")
     if options["design_in_model"] not in DESIGN_IN_MODEL:
         raise ValueError(f"design_in_model must be one of {', '.join(DESIGN_IN_MODEL)}, got "
                          f"{options['design_in_model']!r}")
@@ -827,9 +838,22 @@ def default_first_order(space: SearchSpace) -> bool | str:
 
 def bodi_failed_trials(acquisition: str) -> str:
     """BODi's default ``failed_trials`` (since bodi 0.8; ``"ignore"`` before): a failed trial
-    is an unknown constraint (``"constraint"``) under the acquisition that can weigh by its
-    probability (``"logei"``), else ``"ignore"`` (docs/results.md §5)."""
-    return "constraint" if acquisition == FAILURE_CONSTRAINT_ACQUISITION else "ignore"
+    is an unknown constraint (``"constraint"``) under the acquisitions that go with it
+    (:data:`WEIGHED_BY_FAILURES`), else ``"ignore"`` (docs/results.md §5)."""
+    return "constraint" if acquisition in WEIGHED_BY_FAILURES else "ignore"
+
+
+def default_acquisition(space: SearchSpace, n_objectives: int = 1,
+                        outcome_constraints: int = 0) -> str:
+    """BODi's default ``acquisition``: :data:`BODI_ACQUISITION` (the upper confidence bound,
+    since bodi 0.10) for one objective without outcome constraints on a space with binary,
+    integer or continuous parameters; ``"logei"`` (the expected improvement, as before) on an
+    all-categorical space (:attr:`SearchSpace.is_categorical`: there the upper confidence
+    bound lost, docs/results.md §5) and wherever only it is defined (several objectives,
+    outcome constraints: :func:`bodi.acquisition.factory.check_acquisition`)."""
+    if space.is_categorical or n_objectives > 1 or outcome_constraints:
+        return DEFAULT_ACQUISITION
+    return BODI_ACQUISITION
 
 
 #: the kernels that ``kernel="auto"`` chooses between, by leave-one-out predictive density,
@@ -865,9 +889,13 @@ class BODi(GPOptimizer):
     prior variance (``first_order="auto-rescale"``, since bodi 0.8; Section 5), except in
     all-categorical spaces (since bodi 0.9; :func:`default_first_order`); and a failed
     trial is learned as an unknown constraint, which the expected improvement weighs by the
-    probability of success (``failed_trials="constraint"``, since bodi 0.8; Section 5).
+    probability of success (``failed_trials="constraint"``, since bodi 0.8; Section 5); and
+    the acquisition is the upper confidence bound instead of the expected improvement for one
+    objective on a space with binary, integer or continuous parameters (``acquisition="ucb"``,
+    since bodi 0.10; :func:`default_acquisition`).
     ``BODi(space, dictionary_reference="none", trust_region=False, kernel="hed",
-    design_in_model="all", first_order=False, failed_trials="ignore")`` is the paper's BODi
+    design_in_model="all", first_order=False, failed_trials="ignore", acquisition="logei")``
+    is the paper's BODi
     (the ``bodi-paper`` method of ``bodi bench``).
 
     ``seed`` (every random choice: design, dictionaries, acquisition starts, derives from it),
@@ -940,7 +968,11 @@ class BODi(GPOptimizer):
             and 0.6, ``"all"`` before).
         failed_trials: see :class:`GPOptimizer`; BODi's default (``None``) is
             :func:`bodi_failed_trials` of the acquisition: ``"constraint"`` with
-            ``"logei"`` (since bodi 0.8), ``"ignore"`` otherwise.
+            ``"logei"`` (since bodi 0.8) and ``"ucb"``, ``"ignore"`` otherwise.
+        acquisition: see :class:`GPOptimizer`; BODi's default (``None``) is
+            :func:`default_acquisition`: ``"ucb"`` (since bodi 0.10, with ``ucb_beta=2``)
+            for one objective without outcome constraints unless every parameter is
+            categorical, else ``"logei"``.
 
     Examples:
         >>> opt = BODi(space, seed=0)
@@ -963,6 +995,7 @@ class BODi(GPOptimizer):
         first_order: bool | str | None = None,
         design_in_model: str = BODI_DESIGN_IN_MODEL,
         failed_trials: str | None = None,
+        acquisition: str | None = None,
         **kwargs: Any,
     ) -> None:
         if not isinstance(space, SearchSpace):
@@ -981,10 +1014,15 @@ class BODi(GPOptimizer):
         self.new_dictionary_every_iteration = new_dictionary_every_iteration
         if trust_region is None:  # the default: on, unless BoTorch's optimizer was asked for
             trust_region = kwargs.get("acquisition_optimizer", "auto") != "botorch"
+        if acquisition is None:  # the default: see default_acquisition
+            directions = check_directions(kwargs.get("direction", "minimize"),
+                                          kwargs.get("directions"))
+            acquisition = default_acquisition(space, len(directions),
+                                              kwargs.get("outcome_constraints") or 0)
         if failed_trials is None:  # the default: see bodi_failed_trials
-            failed_trials = bodi_failed_trials(kwargs.get("acquisition", DEFAULT_ACQUISITION))
+            failed_trials = bodi_failed_trials(acquisition)
         super().__init__(space, trust_region=trust_region, design_in_model=design_in_model,
-                         failed_trials=failed_trials, **kwargs)
+                         failed_trials=failed_trials, acquisition=acquisition, **kwargs)
 
     @classmethod
     def _check_space_free_options(cls, options: dict[str, Any]) -> None:
@@ -992,6 +1030,8 @@ class BODi(GPOptimizer):
         if options["trust_region"] is None:  # BODi's default (see __init__)
             options = {**options,
                        "trust_region": options["acquisition_optimizer"] != "botorch"}
+        if options["acquisition"] is None:  # BODi's default for a space not known here
+            options = {**options, "acquisition": BODI_ACQUISITION}
         if options["failed_trials"] is None:
             options = {**options, "failed_trials": bodi_failed_trials(options["acquisition"])}
         super()._check_space_free_options(options)

@@ -23,6 +23,7 @@ from bodi.experiments.results import (
     Evaluation,
     ResultsStore,
     spec_with_casmopolitan_tolerance,
+    spec_with_expected_improvement,
     spec_with_first_order_term,
     spec_with_held_out_design,
     spec_with_whole_design,
@@ -221,7 +222,7 @@ def test_runs_stored_under_older_defaults_are_relabelled_once(tmp_path):
     with sqlite3.connect(old / "results.db") as db:
         db.execute("PRAGMA user_version = 0")
     expected = ["bodi-paper", *sorted(
-        f"bodi[{options},{TOLERANCE_40},first_order=false]" for options in (
+        f"bodi[{options},{TOLERANCE_40},first_order=false,acquisition=logei]" for options in (
             "kernel=hamming,design_in_model=all", "kernel=hed,design_in_model=all",
             "kernel=hed,dtype=float32,design_in_model=all")), "sa"]
 
@@ -241,16 +242,24 @@ def test_runs_stored_under_older_defaults_are_relabelled_once(tmp_path):
     assert methods("tasks") == sorted([*expected, "bodi"])
 
 
-def _relabelled(method: str) -> str:
-    """``method`` of bodi 0.4 under today's labels (the steps from format version 3 on)."""
-    return spec_without_first_order(spec_with_casmopolitan_tolerance(spec_with_whole_design(
-        method)))
+def _relabelled(method: str, categorical: bool = False) -> str:
+    """``method`` of bodi 0.4 under today's labels (the steps from format version 3 on; on
+    an all-categorical problem of the registry without step 9's)."""
+    return _from_08(spec_without_first_order(spec_with_casmopolitan_tolerance(
+        spec_with_whole_design(method))), categorical)
 
 
 def _from_06(method: str) -> str:
     """``method`` of bodi 0.5 or 0.6 under today's labels (the steps from format version 5
-    on)."""
-    return spec_without_first_order(spec_with_held_out_design(method))
+    on), on a problem that is not all-categorical."""
+    return _from_08(spec_without_first_order(spec_with_held_out_design(method)))
+
+
+def _from_08(method: str, categorical: bool = False) -> str:
+    """``method`` of bodi 0.8 or 0.9 (0.9 on an all-categorical problem) under today's
+    labels: step 9, the expected improvement named where the default is now the upper
+    confidence bound."""
+    return method if categorical else spec_with_expected_improvement(method)
 
 
 def _store_as_version(folder, problems: dict, methods, version: int) -> None:
@@ -296,11 +305,12 @@ def test_runs_of_bodi_02_on_mixed_problems_are_relabelled_with_its_trust_region(
                  {key[:2] for key in reader.curves()}):
         assert keys == {(problem, m) for problem, ms in expected.items() for m in ms}
     label = ("bodi[trust_region.box_failure_tolerance=null,design_in_model=all,"
-             f"{TOLERANCE_40},first_order=false]")
+             f"{TOLERANCE_40},first_order=false,acquisition=logei]")
     assert reader.history("mine", label, 0)[0].params == problems["mine"]
     assert reader.history("mine", "bodi", 0) == []  # no run is today's default
     assert reader.history("labs50-shifted",
-                          f"bodi[design_in_model=all,{TOLERANCE_40},first_order=false]",
+                          f"bodi[design_in_model=all,{TOLERANCE_40},first_order=false,"
+                          "acquisition=logei]",
                           0)[0].params == problems["labs50-shifted"]
     reader.close()
     assert stored()[0] == 1
@@ -326,9 +336,9 @@ def test_runs_of_bodi_03_on_categorical_problems_are_relabelled_with_its_kernel(
     methods = ("bodi", "bodi[design_noise=false]", "bodi[kernel=hamming]",
                "bodi[kernel=hed]", "bodi-paper", "bounce")
     _store_as_version(tmp_path, problems, methods, 2)
-    categorical = sorted(map(_relabelled, [
+    categorical = sorted(_relabelled(m, categorical=True) for m in [
         "bodi[kernel=hed*hamming]", "bodi[design_noise=false,kernel=hed*hamming]",
-        *methods[2:]]))
+        *methods[2:]])
     reader = ResultsStore(tmp_path, read_only=True)
     assert {t["method"] for t in reader.tasks() if t["problem"] == "pest50-shifted"} == set(
         categorical)
@@ -428,11 +438,11 @@ def test_runs_of_bodi_06_are_relabelled_with_the_held_out_design_choice(tmp_path
                "bodi[trust_region=false]", "bodi[design_in_model=all]",
                "bodi[design_in_model=reach]", "bodi-paper", "casmopolitan")
     _store_as_version(tmp_path, BINARY_AND_MIXED, methods, 5)
-    expected = sorted(map(spec_without_first_order, [
+    expected = sorted(_from_08(spec_without_first_order(m)) for m in [
         "bodi[design_in_model=auto]",
         "bodi[trust_region.failure_tolerance=10,design_in_model=auto]",
         "bodi[kernel=hed,design_in_model=auto]", "bodi[trust_region=false,design_in_model=auto]",
-        *methods[4:]]))
+        *methods[4:]])
     assert sorted(map(_from_06, methods)) == expected
     _check_relabelled(tmp_path, BINARY_AND_MIXED, expected)
     _check_design_in_model_of_labels(expected)  # each new label builds bodi 0.6's choice
@@ -445,9 +455,10 @@ def test_runs_of_bodi_07_are_relabelled_without_the_first_order_term(tmp_path):
                "bodi[first_order=auto-rescale]", "bodi[first_order=auto]",
                "bodi[first_order=true]", "bodi-paper", "bounce")
     _store_as_version(tmp_path, BINARY_AND_MIXED, methods, 6)
-    expected = sorted(["bodi[first_order=false]", "bodi[design_in_model=reach,first_order=false]",
-                       "bodi[kernel=hed,design_in_model=all,first_order=false]", *methods[3:]])
-    assert sorted(map(spec_without_first_order, methods)) == expected
+    expected = sorted(map(_from_08, [
+        "bodi[first_order=false]", "bodi[design_in_model=reach,first_order=false]",
+        "bodi[kernel=hed,design_in_model=all,first_order=false]", *methods[3:]]))
+    assert sorted(_from_08(spec_without_first_order(m)) for m in methods) == expected
     _check_relabelled(tmp_path, BINARY_AND_MIXED, expected)
     # each new label builds bodi 0.7's model; today's default is the one-fit first-order rule
     space = SearchSpace([Binary("a"), Continuous("u", 0.0, 1.0)])
@@ -473,16 +484,44 @@ def test_runs_of_bodi_08_on_categorical_problems_are_relabelled_with_the_first_o
     assert [spec_with_first_order_term(m) for m in methods] == [*term, *methods[2:]]
     ResultsStore(tmp_path).close()
     with sqlite3.connect(tmp_path / "results.db") as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION == 8
+        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION
         for problem in problems:
             assert sorted(m for (m,) in db.execute(
                 "SELECT method FROM evaluations WHERE problem = ?", (problem,))) == sorted(
-                [*term, *methods[2:]] if problem == "pest50-shifted" else methods)
+                [*term, *methods[2:]] if problem == "pest50-shifted" else map(_from_08, methods))
     # the new label builds bodi 0.8's model of a categorical space; today's has no term
     space = SearchSpace([Categorical("a", ["x", "y", "z"]), Categorical("b", [1, 2, 3])])
     assert make_optimizer(term[0], space, seed=0,
                           direction="minimize").first_order == "auto-rescale"
     assert make_optimizer("bodi", space, seed=0, direction="minimize").first_order is False
+
+
+def test_runs_of_bodi_09_are_relabelled_with_the_expected_improvement(tmp_path):
+    # a database of bodi 0.9 (user_version 8): every bodi spec without an acquisition option
+    # ran LogEI; bodi 0.10's default is the upper confidence bound except on an all-categorical
+    # space, so such runs read acquisition=logei on every problem but those of the registry
+    # that are all-categorical
+    problems = {"pest50-shifted": {"x1": 1}, "mine": {"a": 1}, **BINARY_AND_MIXED}
+    methods = ("bodi", "bodi[first_order=false]", "bodi[acquisition=ucb]", "bodi-paper",
+               "bounce")
+    _store_as_version(tmp_path, problems, methods, 8)
+    named = ["bodi[acquisition=logei]", "bodi[first_order=false,acquisition=logei]"]
+    assert [spec_with_expected_improvement(m) for m in methods] == [*named, *methods[2:]]
+    ResultsStore(tmp_path).close()
+    with sqlite3.connect(tmp_path / "results.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION == 9
+        for problem in problems:
+            assert sorted(m for (m,) in db.execute(
+                "SELECT method FROM evaluations WHERE problem = ?", (problem,))) == sorted(
+                methods if problem == "pest50-shifted" else [*named, *methods[2:]])
+    # the new label builds bodi 0.9's acquisition; today's default is the upper confidence
+    # bound on a binary space, LogEI on an all-categorical one
+    binary = SearchSpace([Binary("a"), Binary("b")])
+    categorical = SearchSpace([Categorical("a", ["x", "y", "z"]), Categorical("b", [1, 2, 3])])
+    assert make_optimizer(named[0], binary, seed=0, direction="minimize").acquisition == "logei"
+    assert make_optimizer("bodi", binary, seed=0, direction="minimize").acquisition == "ucb"
+    assert make_optimizer("bodi", categorical, seed=0,
+                          direction="minimize").acquisition == "logei"
 
 
 def test_a_report_shows_a_run_under_each_asked_label_that_is_its_configuration(tmp_path):

@@ -407,6 +407,42 @@ def test_an_all_categorical_space_has_no_first_order_term_by_default_and_a_08_st
     loaded.tell(loaded.ask(), 0.5)
 
 
+def test_the_upper_confidence_bound_is_the_default_unless_all_categorical_and_a_09_study_continues(
+        tmp_path):
+    """bodi 0.10's default acquisition is the upper confidence bound for one objective on a
+    space with binary, integer or continuous parameters, and LogEI on an all-categorical
+    space, with several objectives or with outcome constraints; the paper's configuration
+    keeps LogEI. A study of bodi 0.9 on a binary space (``"logei"`` stored) says which
+    setting differs and continues with its own."""
+    from bodi.optimizers.bo import default_acquisition
+
+    categorical = planted_categorical(8, choices=4, seed=1).space
+    assert default_acquisition(categorical) == bodi.BODi(categorical).acquisition == "logei"
+    problem = planted_binary(10, seed=4)
+    space = problem.space
+    for other in (space, planted_mixed(seed=2).space,
+                  SearchSpace([Categorical("a", ["x", "y", "z"]), Binary("b")])):
+        assert default_acquisition(other) == bodi.BODi(other).acquisition == "ucb"
+    assert default_acquisition(space, n_objectives=2) == "logei"
+    assert default_acquisition(space, outcome_constraints=1) == "logei"
+    assert bodi.BODi(space, directions=["minimize", "maximize"],
+                     ref_point=[0.0, 0.0]).acquisition == "logei"
+    assert bodi.BODi(space, outcome_constraints=1).acquisition == "logei"
+    assert make_optimizer("bodi-paper", space, seed=0,
+                          direction="minimize").acquisition == "logei"  # pinned
+    default, explicit = (_run(problem, 13, seed=5, n_init=10, **options)
+                         for options in ({}, {"acquisition": "ucb"}))
+    assert [t.params for t in default.trials] == [t.params for t in explicit.trials]
+    path = tmp_path / "study.db"
+    stored = bodi.BODi(space, seed=0, n_init=4, acquisition="logei", storage=path, **FAST)
+    stored.tell(stored.ask(4), [1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(ValueError, match="acquisition: stored 'logei', given 'ucb'"):
+        bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST)
+    loaded = bodi.load_study(path)
+    assert loaded.acquisition == "logei"
+    loaded.tell(loaded.ask(), 0.5)
+
+
 def test_the_noise_prior_is_an_option_stored_with_the_study(tmp_path):
     from gpytorch.priors import GammaPrior
 
@@ -831,16 +867,17 @@ def test_failed_trials_worst_puts_failed_points_in_the_model_at_the_worst_outcom
 
 @pytest.mark.filterwarnings("ignore:objective value nan recorded as a failed trial")
 def test_failed_trials_constraint_models_failure_beside_the_objective():
-    """``failed_trials="constraint"`` (BODi's default with logei since bodi 0.8): the
-    objective's GP sees the completed trials only; the acquisition's model has one more
-    output, a GP of the failure indicator (+1 at the failed points, -1 at the completed
-    ones), as an outcome constraint; logei only (BODi's default is ``"ignore"`` with
-    another acquisition, and the paper's configuration keeps ``"ignore"``)."""
+    """``failed_trials="constraint"`` (BODi's default with logei since bodi 0.8, and with
+    ucb): the objective's GP sees the completed trials only; the acquisition's model has one
+    more output, a GP of the failure indicator (+1 at the failed points, -1 at the completed
+    ones), as an outcome constraint; logei or ucb, which after a failure suggests by the
+    constrained LogEI (BODi's default is ``"ignore"`` with Thompson sampling, and the paper's
+    configuration keeps ``"ignore"``)."""
     from botorch.models.model import ModelList
 
     problem = planted_binary(16, seed=3)
     opt = bodi.BODi(problem.space, seed=0, n_init=8, **FAST)
-    assert opt.failed_trials == "constraint"
+    assert (opt.acquisition, opt.failed_trials) == ("ucb", "constraint")
     for i in range(11):
         x = opt.ask()
         opt.tell(x, float(problem(x)) if i % 4 else math.nan)  # trials 0, 4, 8 fail
@@ -854,8 +891,9 @@ def test_failed_trials_constraint_models_failure_beside_the_objective():
     indicator = failure.outcome_transform.untransform(failure.train_targets.unsqueeze(-1))[0]
     assert torch.allclose(indicator[:, 0], torch.tensor([-1.0] * len(X) + [1.0] * 3).to(indicator))
     assert torch.equal(Y[:, -1], -torch.ones(len(X)))
-    with pytest.raises(ValueError, match="failed_trials='constraint' needs acquisition='logei'"):
-        bodi.BODi(problem.space, failed_trials="constraint", acquisition="ucb")
+    with pytest.raises(ValueError, match="failed_trials='constraint' needs acquisition 'logei'"):
+        bodi.BODi(problem.space, failed_trials="constraint", acquisition="ts")
+    assert bodi.BODi(problem.space, acquisition="ts").failed_trials == "ignore"
     two = bodi.BODi(problem.space, seed=0, n_init=6, directions=["minimize", "minimize"],
                     ref_point=[20.0, 20.0], **FAST)  # several objectives: qLogNEHVI's constraint
     for i in range(9):
@@ -863,8 +901,9 @@ def test_failed_trials_constraint_models_failure_beside_the_objective():
         two.tell(x, [float(problem(x)), -float(problem(x))] if i % 3 else [math.nan] * 2)
     finished = [t.params for t in two.trials]
     assert len(two.X_failed) == 3 and two.ask() not in finished
-    for spec, expected in (("bodi[acquisition=ucb]", "ignore"), ("bodi[acquisition=ts]", "ignore"),
-                           ("bodi-paper", "ignore"), ("bodi", "constraint")):
+    for spec, expected in (("bodi[acquisition=ucb]", "constraint"),
+                           ("bodi[acquisition=ts]", "ignore"), ("bodi-paper", "ignore"),
+                           ("bodi", "constraint")):
         assert make_optimizer(spec, problem.space, seed=0,
                               direction="minimize").failed_trials == expected, spec
 
