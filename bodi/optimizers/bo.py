@@ -868,7 +868,7 @@ class BODi(GPOptimizer):
     HED kernel on all completed trials, and maximize the acquisition function by local search
     with continuous steps. The first ``n_init`` points come from :func:`initial_design`.
 
-    Defaults differ from the paper in eight measured ways: the dictionary rows are relabelled
+    Defaults differ from the paper in nine measured ways: the dictionary rows are relabelled
     around the incumbent (``dictionary_reference="incumbent"``), so no fixed point such as
     all-zeros is special to the model, and the acquisition search is restricted to
     CASMOPOLITAN's Hamming trust region around the incumbent (``trust_region``; both
