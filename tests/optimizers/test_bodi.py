@@ -362,6 +362,19 @@ def test_bodi_chooses_the_design_in_its_model_by_reach_and_older_studies_continu
                      **FAST).design_in_model == old
 
 
+def _check_an_older_study_continues(space, tmp_path, option: str, old, message: str) -> None:
+    """A study stored with ``option=old`` (an older version's default) says which setting
+    differs when BODi's default is given, and continues with its own through ``load_study``."""
+    path = tmp_path / "study.db"
+    stored = bodi.BODi(space, seed=0, n_init=4, storage=path, **{option: old}, **FAST)
+    stored.tell(stored.ask(4), [1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(ValueError, match=message):
+        bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST)
+    loaded = bodi.load_study(path)
+    assert getattr(loaded, option) == old
+    loaded.tell(loaded.ask(), 0.5)
+
+
 def test_bodi_fits_the_first_order_term_by_default_and_a_07_study_continues(tmp_path):
     """bodi 0.8's default is ``first_order="auto-rescale"`` (the paper's configuration keeps
     the kernel alone); a study of bodi 0.7 (``first_order=False`` stored) says which setting
@@ -374,14 +387,8 @@ def test_bodi_fits_the_first_order_term_by_default_and_a_07_study_continues(tmp_
     default, explicit = (_run(problem, 13, seed=5, n_init=10, **options)
                          for options in ({}, {"first_order": "auto-rescale"}))
     assert [t.params for t in default.trials] == [t.params for t in explicit.trials]
-    path = tmp_path / "study.db"
-    stored = bodi.BODi(space, seed=0, n_init=4, first_order=False, storage=path, **FAST)
-    stored.tell(stored.ask(4), [1.0, 2.0, 3.0, 4.0])
-    with pytest.raises(ValueError, match="first_order: stored False, given 'auto-rescale'"):
-        bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST)
-    loaded = bodi.load_study(path)
-    assert loaded.first_order is False
-    loaded.tell(loaded.ask(), 0.5)
+    _check_an_older_study_continues(space, tmp_path, "first_order", False,
+                                    "first_order: stored False, given 'auto-rescale'")
 
 
 def test_an_all_categorical_space_has_no_first_order_term_by_default_and_a_08_study_continues(
@@ -397,14 +404,8 @@ def test_an_all_categorical_space_has_no_first_order_term_by_default_and_a_08_st
     for other in (planted_binary(8).space, planted_mixed(seed=2).space,
                   SearchSpace([Categorical("a", ["x", "y", "z"]), Binary("b")])):
         assert default_first_order(other) == bodi.BODi(other).first_order == "auto-rescale"
-    path = tmp_path / "study.db"
-    stored = bodi.BODi(space, seed=0, n_init=4, first_order="auto-rescale", storage=path, **FAST)
-    stored.tell(stored.ask(4), [1.0, 2.0, 3.0, 4.0])
-    with pytest.raises(ValueError, match="first_order: stored 'auto-rescale', given False"):
-        bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST)
-    loaded = bodi.load_study(path)
-    assert loaded.first_order == "auto-rescale"
-    loaded.tell(loaded.ask(), 0.5)
+    _check_an_older_study_continues(space, tmp_path, "first_order", "auto-rescale",
+                                    "first_order: stored 'auto-rescale', given False")
 
 
 def test_the_upper_confidence_bound_is_the_default_unless_all_categorical_and_a_09_study_continues(
@@ -433,14 +434,8 @@ def test_the_upper_confidence_bound_is_the_default_unless_all_categorical_and_a_
     default, explicit = (_run(problem, 13, seed=5, n_init=10, **options)
                          for options in ({}, {"acquisition": "ucb"}))
     assert [t.params for t in default.trials] == [t.params for t in explicit.trials]
-    path = tmp_path / "study.db"
-    stored = bodi.BODi(space, seed=0, n_init=4, acquisition="logei", storage=path, **FAST)
-    stored.tell(stored.ask(4), [1.0, 2.0, 3.0, 4.0])
-    with pytest.raises(ValueError, match="acquisition: stored 'logei', given 'ucb'"):
-        bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST)
-    loaded = bodi.load_study(path)
-    assert loaded.acquisition == "logei"
-    loaded.tell(loaded.ask(), 0.5)
+    _check_an_older_study_continues(space, tmp_path, "acquisition", "logei",
+                                    "acquisition: stored 'logei', given 'ucb'")
 
 
 def test_the_noise_prior_is_an_option_stored_with_the_study(tmp_path):
