@@ -20,6 +20,8 @@ paired t-test p of the first configuration being ahead (or behind) on the same s
         "first_order=false,failed_trials=worst" "first_order=auto-rescale,failed_trials=worst"
     python benchmarks/failed_trials.py --no-failures --configs ...   # None scores, not fails
     python benchmarks/failed_trials.py --objective flags --seeds 0-19 --configs ...
+    python benchmarks/failed_trials.py --no-failures --per-seed --configs acquisition=ucb \
+        acquisition=logei   # also each seed's best, one row per seed
 
 Each configuration is BODi's options as in a ``bodi[...]`` spec, with the sampler's small
 settings (``dictionary_size=32, num_restarts=4, raw_samples=256``); ``random`` is Optuna's
@@ -121,6 +123,8 @@ def main() -> None:
     parser.add_argument("--no-failures", action="store_true",
                         help="the failing settings score like any other instead of failing")
     parser.add_argument("--objective", choices=list(OBJECTIVES), default="optimizer")
+    parser.add_argument("--per-seed", action="store_true",
+                        help="also print each seed's best value per configuration")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     optuna.logging.set_verbosity(optuna.logging.ERROR)
@@ -140,6 +144,11 @@ def main() -> None:
         se = np.std(best, ddof=1) / math.sqrt(len(best))
         print(f"| {config} | {np.mean(best):.3f} ± {se:.2f} | {sum(failed)} of {sum(suggested)} | "
               f"{p} |", flush=True)
+    if args.per_seed:
+        print("\n| seed | " + " | ".join(args.configs) + " |")
+        print("|---|" + "---|" * len(args.configs))
+        for k, seed in enumerate(seeds):
+            print(f"| {seed} | " + " | ".join(f"{results[c][k]:.3f}" for c in args.configs) + " |")
 
 
 if __name__ == "__main__":
