@@ -20,13 +20,18 @@ from torch import Tensor
 ACQUISITIONS = ("logei", "ucb", "ts")
 
 
+def only_logei(n_objectives: int = 1, n_constraints: int = 0) -> bool:
+    """The one rule of which acquisition works with what: with several objectives or outcome
+    constraints only ``"logei"`` (qLogNEHVI / constrained qLogNEI) is defined; every name is
+    for one objective without outcome constraints."""
+    return n_objectives > 1 or n_constraints > 0
+
+
 def check_acquisition(name: str, n_objectives: int = 1, n_constraints: int = 0) -> None:
-    """The one rule of which acquisition works with what: every name for one objective
-    without outcome constraints; with several objectives or outcome constraints only
-    ``"logei"`` (qLogNEHVI / constrained qLogNEI)."""
+    """Raise unless ``name`` is an acquisition that works here (:func:`only_logei`)."""
     if name not in ACQUISITIONS:
         raise ValueError(f"unknown acquisition {name!r}; choose one of {list(ACQUISITIONS)}")
-    if (n_objectives > 1 or n_constraints) and name != "logei":
+    if only_logei(n_objectives, n_constraints) and name != "logei":
         raise ValueError(f"acquisition {name!r} is for one objective without outcome "
                          "constraints; with several objectives or outcome constraints use "
                          "'logei' (qLogNEHVI / constrained qLogNEI)")

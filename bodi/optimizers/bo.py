@@ -21,7 +21,7 @@ from torch import Tensor
 
 from bodi.acquisition import make_acquisition, optimize_acquisition
 from bodi.acquisition.coarse_to_fine import GroupMoveAcquisition, Groups, coarse_groups
-from bodi.acquisition.factory import check_acquisition
+from bodi.acquisition.factory import check_acquisition, only_logei
 from bodi.acquisition.optimize import OnModelDevice, check_acquisition_optimizer
 from bodi.acquisition.thompson import thompson_sample
 from bodi.acquisition.trust_region import (
@@ -850,8 +850,8 @@ def default_acquisition(space: SearchSpace, n_objectives: int = 1,
     integer or continuous parameters; ``"logei"`` (the expected improvement, as before) on an
     all-categorical space (:attr:`SearchSpace.is_categorical`: there the upper confidence
     bound lost, docs/results.md §5) and wherever only it is defined (several objectives,
-    outcome constraints: :func:`bodi.acquisition.factory.check_acquisition`)."""
-    if space.is_categorical or n_objectives > 1 or outcome_constraints:
+    outcome constraints: :func:`bodi.acquisition.factory.only_logei`)."""
+    if space.is_categorical or only_logei(n_objectives, outcome_constraints):
         return DEFAULT_ACQUISITION
     return BODI_ACQUISITION
 
