@@ -100,6 +100,9 @@ DEFAULT_ACQUISITION = "logei"
 #: constraints on a space with binary, integer or continuous parameters: the upper confidence
 #: bound (docs/results.md §5; :func:`default_acquisition`)
 BODI_ACQUISITION = "ucb"
+#: the acquisition of the suggestions made before ``ucb_after`` trials have completed under
+#: ``acquisition="ucb"``
+EARLY_ACQUISITION = "logei"
 #: the one acquisition that weighs by the failure constraint (``failed_trials="constraint"``)
 FAILURE_CONSTRAINT_ACQUISITION = "logei"
 #: the acquisitions that ``failed_trials="constraint"`` goes with: once a trial has failed,
@@ -132,6 +135,10 @@ class GPOptimizer(ModelBasedOptimizer):
             :func:`bodi.acquisition.genetic.genetic_search`).
         acquisition_options: extra options for the acquisition optimizer.
         ucb_beta: ``beta`` of UCB.
+        ucb_after: with ``acquisition="ucb"``, the suggestions made while fewer than this
+            many trials have completed use the expected improvement
+            (:data:`EARLY_ACQUISITION`) instead, UCB those after; ``0`` (default): UCB from
+            the first model-based suggestion.
         trust_region: ``False`` (search the whole space), ``True`` (the class's
             :attr:`default_trust_region`: CASMOPOLITAN's trust region with its default sizes,
             BODi's with its own rule for the box), a :class:`TrustRegionSettings` or a dict
@@ -236,6 +243,7 @@ class GPOptimizer(ModelBasedOptimizer):
         acquisition_optimizer: str = "auto",
         acquisition_options: dict[str, Any] | None = None,
         ucb_beta: float = 2.0,
+        ucb_after: int = 0,
         trust_region: bool | TrustRegionSettings | dict[str, Any] = False,
         device: str | torch.device | None = None,
         dtype: str | torch.dtype = "float64",
@@ -261,7 +269,8 @@ class GPOptimizer(ModelBasedOptimizer):
         trust_region = _check_gp_options(dict(
             acquisition=acquisition, num_restarts=num_restarts, raw_samples=raw_samples,
             acquisition_optimizer=acquisition_optimizer, acquisition_options=acquisition_options,
-            ucb_beta=ucb_beta, trust_region=trust_region, max_model_points=max_model_points,
+            ucb_beta=ucb_beta, ucb_after=ucb_after, trust_region=trust_region,
+            max_model_points=max_model_points,
             device=device, dtype=dtype, coarse_steps=coarse_steps, local_model=local_model,
             design_in_model=design_in_model, outcome_warping=outcome_warping,
             failed_trials=failed_trials), space, self.default_trust_region)
@@ -275,6 +284,7 @@ class GPOptimizer(ModelBasedOptimizer):
         self.acquisition_optimizer = acquisition_optimizer
         self.acquisition_options = dict(acquisition_options or {})
         self.ucb_beta = ucb_beta
+        self.ucb_after = ucb_after
         self.max_model_points = max_model_points
         self.coarse_steps = coarse_steps
         self.local_model = local_model
@@ -303,6 +313,7 @@ class GPOptimizer(ModelBasedOptimizer):
             "acquisition_optimizer": self.acquisition_optimizer,
             "acquisition_options": self.acquisition_options,
             "ucb_beta": self.ucb_beta,
+            "ucb_after": self.ucb_after,
             "trust_region": False if tr is None else dict(tr.__dict__),
             "dtype": dtype_name(self.dtype),
             "ref_point": self.ref_point,
@@ -318,13 +329,14 @@ class GPOptimizer(ModelBasedOptimizer):
     default_trust_region: ClassVar[TrustRegionSettings] = TrustRegionSettings()
 
     # studies stored before the dtype (ref_point, max_model_points, coarse_steps,
-    # local_model, design_in_model, outcome_warping, failed_trials) option existed ran in
-    # float64 (one objective, every trial in the model, no group moves, the values as they
-    # are, failed trials not in the model)
+    # local_model, design_in_model, outcome_warping, failed_trials, ucb_after) option existed
+    # ran in float64 (one objective, every trial in the model, no group moves, the values as
+    # they are, failed trials not in the model, UCB from the first suggestion)
     legacy_settings: ClassVar[dict[str, Any]] = {
         **ModelBasedOptimizer.legacy_settings, "dtype": "float64", "ref_point": None,
         "max_model_points": None, "coarse_steps": 0, "local_model": False,
         "design_in_model": "all", "outcome_warping": "none", "failed_trials": "ignore",
+        "ucb_after": 0,
     }
 
     @classmethod
@@ -562,6 +574,8 @@ class GPOptimizer(ModelBasedOptimizer):
         tkwargs = self.tensor_kwargs
         X_model, Y_model = X[rows].to(**tkwargs), Y[rows].to(**tkwargs)
         n_constraints, acquisition = self.outcome_constraints, self.acquisition
+        if acquisition == "ucb" and len(X) < self.ucb_after:
+            acquisition = EARLY_ACQUISITION
         if self.failed_trials == "constraint" and len(self.X_failed):
             model, Y_model = self.with_failure_constraint(model, X[rows], Y_model)
             n_constraints += 1
@@ -702,6 +716,7 @@ def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None,
         raise ValueError(f"ucb_beta must be a finite number >= 0, got {ucb_beta!r}")
     check_integer("max_model_points", max_model_points, 2, optional=True)
     check_integer("coarse_steps", options["coarse_steps"], 0)
+    check_integer("ucb_after", options["ucb_after"], 0)
     if not isinstance(options["local_model"], bool):
         raise ValueError(f"local_model must be True or False, got {options['local_model']!r}")
     check_outcome_warping(options["outcome_warping"])
@@ -901,9 +916,10 @@ class BODi(GPOptimizer):
     ``seed`` (every random choice: design, dictionaries, acquisition starts, derives from it),
     ``direction`` and the persistence options ``storage``, ``study_name`` and ``on_pending`` are
     those of :class:`bodi.optimizers.Optimizer`. ``n_init``, ``acquisition``, ``num_restarts``,
-    ``raw_samples``, ``acquisition_optimizer``, ``acquisition_options`` and ``ucb_beta`` are
-    those of :class:`GPOptimizer` (the authors used 20 restarts; 10 gave the same results at a
-    fraction of the time in our measurement, see the documentation's "Design choices").
+    ``raw_samples``, ``acquisition_optimizer``, ``acquisition_options``,
+    ``ucb_beta`` and ``ucb_after`` are those of :class:`GPOptimizer` (the authors used 20
+    restarts; 10 gave the same results at a fraction of the time in our measurement, see the
+    documentation's "Design choices").
 
     Args:
         space: the search space.

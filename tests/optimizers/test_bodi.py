@@ -11,6 +11,7 @@ from bodi.acquisition.trust_region import TrustRegionSettings
 from bodi.novelty import SearchSpaceExhaustedError
 from bodi.optimizers.bo import DESIGN_FEW, LOCAL_MODEL_MIN_POINTS, nearest_rows
 from bodi.optimizers.registry import make_optimizer
+from bodi.trials import History
 from bodi.problems import planted_binary, planted_categorical, planted_mixed
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
 
@@ -436,6 +437,33 @@ def test_the_upper_confidence_bound_is_the_default_unless_all_categorical_and_a_
     assert [t.params for t in default.trials] == [t.params for t in explicit.trials]
     _check_an_older_study_continues(space, tmp_path, "acquisition", "logei",
                                     "acquisition: stored 'logei', given 'ucb'")
+
+
+def test_ucb_after_suggests_by_logei_until_that_many_trials_have_completed(tmp_path):
+    """``ucb_after=N`` with ``acquisition="ucb"``: the suggestions made with fewer than ``N``
+    completed trials are LogEI's, the later ones UCB's; stored with the study, refused
+    unless a non-negative integer, and 0 (UCB throughout) for a study stored before it."""
+    problem = planted_binary(10, seed=4)
+    early, logei = (_run(problem, 13, seed=5, n_init=10, **options)
+                    for options in ({"ucb_after": 13}, {"acquisition": "logei"}))
+    assert [t.params for t in early.trials] == [t.params for t in logei.trials]
+    ucb = _run(problem, 13, seed=5, n_init=10)
+    assert [t.params for t in ucb.trials] != [t.params for t in logei.trials]
+    switched = _run(problem, 13, seed=5, n_init=10, ucb_after=11)
+    assert [t.params for t in switched.trials][:11] == [t.params for t in logei.trials][:11]
+    history = History.from_observations(problem.space, ["minimize"], completed=[
+        (t.params, t.value) for t in switched.trials[:12]])
+    for after, twin in ((12, ucb), (13, logei)):  # 12 completed: UCB if N <= 12
+        opt = bodi.BODi(problem.space, seed=5, n_init=10, ucb_after=after, **FAST)
+        twin_opt = bodi.BODi(problem.space, seed=5, n_init=10, acquisition=twin.acquisition,
+                             **FAST)
+        assert torch.equal(opt.suggest(history, 1), twin_opt.suggest(history, 1))
+    stored = bodi.BODi(problem.space, ucb_after=40, storage=tmp_path / "study.db")
+    assert stored.settings()["ucb_after"] == 40
+    assert bodi.BODi.legacy_settings["ucb_after"] == 0
+    for bad in (-1, 2.5, True):
+        with pytest.raises(ValueError, match="ucb_after must be"):
+            bodi.BODi(problem.space, ucb_after=bad)
 
 
 def test_the_noise_prior_is_an_option_stored_with_the_study(tmp_path):
