@@ -103,6 +103,9 @@ BODI_ACQUISITION = "ucb"
 #: the acquisition of the suggestions made before ``ucb_after`` trials have completed under
 #: ``acquisition="ucb"``
 EARLY_ACQUISITION = "logei"
+#: the acquisition of the suggestions made from ``ucb_until`` of the ``budget`` on under
+#: ``acquisition="ucb"``
+LATE_ACQUISITION = "logei"
 #: the one acquisition that weighs by the failure constraint (``failed_trials="constraint"``)
 FAILURE_CONSTRAINT_ACQUISITION = "logei"
 #: the acquisitions that ``failed_trials="constraint"`` goes with: once a trial has failed,
@@ -139,6 +142,10 @@ class GPOptimizer(ModelBasedOptimizer):
             many trials have completed use the expected improvement
             (:data:`EARLY_ACQUISITION`) instead, UCB those after; ``0`` (default): UCB from
             the first model-based suggestion.
+        budget, ucb_until: with ``acquisition="ucb"`` and the planned number of evaluations
+            ``budget``, the suggestions made once ``ucb_until`` (a fraction) of the budget
+            has completed use the expected improvement (:data:`LATE_ACQUISITION`): the last
+            evaluations exploit; ``None`` (default): UCB to the end.
         trust_region: ``False`` (search the whole space), ``True`` (the class's
             :attr:`default_trust_region`: CASMOPOLITAN's trust region with its default sizes,
             BODi's with its own rule for the box), a :class:`TrustRegionSettings` or a dict
@@ -244,6 +251,8 @@ class GPOptimizer(ModelBasedOptimizer):
         acquisition_options: dict[str, Any] | None = None,
         ucb_beta: float = 2.0,
         ucb_after: int = 0,
+        budget: int | None = None,
+        ucb_until: float | None = None,
         trust_region: bool | TrustRegionSettings | dict[str, Any] = False,
         device: str | torch.device | None = None,
         dtype: str | torch.dtype = "float64",
@@ -269,7 +278,8 @@ class GPOptimizer(ModelBasedOptimizer):
         trust_region = _check_gp_options(dict(
             acquisition=acquisition, num_restarts=num_restarts, raw_samples=raw_samples,
             acquisition_optimizer=acquisition_optimizer, acquisition_options=acquisition_options,
-            ucb_beta=ucb_beta, ucb_after=ucb_after, trust_region=trust_region,
+            ucb_beta=ucb_beta, ucb_after=ucb_after, budget=budget, ucb_until=ucb_until,
+            trust_region=trust_region,
             max_model_points=max_model_points,
             device=device, dtype=dtype, coarse_steps=coarse_steps, local_model=local_model,
             design_in_model=design_in_model, outcome_warping=outcome_warping,
@@ -285,6 +295,7 @@ class GPOptimizer(ModelBasedOptimizer):
         self.acquisition_options = dict(acquisition_options or {})
         self.ucb_beta = ucb_beta
         self.ucb_after = ucb_after
+        self.budget, self.ucb_until = budget, ucb_until
         self.max_model_points = max_model_points
         self.coarse_steps = coarse_steps
         self.local_model = local_model
@@ -314,6 +325,8 @@ class GPOptimizer(ModelBasedOptimizer):
             "acquisition_options": self.acquisition_options,
             "ucb_beta": self.ucb_beta,
             "ucb_after": self.ucb_after,
+            "budget": self.budget,
+            "ucb_until": self.ucb_until,
             "trust_region": False if tr is None else dict(tr.__dict__),
             "dtype": dtype_name(self.dtype),
             "ref_point": self.ref_point,
@@ -336,7 +349,7 @@ class GPOptimizer(ModelBasedOptimizer):
         **ModelBasedOptimizer.legacy_settings, "dtype": "float64", "ref_point": None,
         "max_model_points": None, "coarse_steps": 0, "local_model": False,
         "design_in_model": "all", "outcome_warping": "none", "failed_trials": "ignore",
-        "ucb_after": 0,
+        "ucb_after": 0, "budget": None, "ucb_until": None,
     }
 
     @classmethod
@@ -573,9 +586,7 @@ class GPOptimizer(ModelBasedOptimizer):
         self.model = model
         tkwargs = self.tensor_kwargs
         X_model, Y_model = X[rows].to(**tkwargs), Y[rows].to(**tkwargs)
-        n_constraints, acquisition = self.outcome_constraints, self.acquisition
-        if acquisition == "ucb" and len(X) < self.ucb_after:
-            acquisition = EARLY_ACQUISITION
+        n_constraints, acquisition = self.outcome_constraints, self.acquisition_at(len(X))
         if self.failed_trials == "constraint" and len(self.X_failed):
             model, Y_model = self.with_failure_constraint(model, X[rows], Y_model)
             n_constraints += 1
@@ -616,6 +627,20 @@ class GPOptimizer(ModelBasedOptimizer):
             except SearchSpaceExhaustedError:  # every point of the region was evaluated
                 pass
         return optimize_acquisition(acq, self.space, incumbents=X[order], **kwargs)
+
+    def acquisition_at(self, completed: int) -> str:
+        """The acquisition of a suggestion made with ``completed`` trials completed:
+        :attr:`acquisition`, except that ``"ucb"`` gives way to :data:`EARLY_ACQUISITION`
+        before ``ucb_after`` trials and to :data:`LATE_ACQUISITION` from ``ucb_until`` of
+        the ``budget`` on."""
+        if self.acquisition != "ucb":
+            return self.acquisition
+        if completed < self.ucb_after:
+            return EARLY_ACQUISITION
+        if (self.budget is not None and self.ucb_until is not None
+                and completed >= self.ucb_until * self.budget):
+            return LATE_ACQUISITION
+        return self.acquisition
 
     def _thompson_points(self, model: Model, q: int, incumbent: Tensor, avoid: Tensor) -> Tensor:
         """``q x dim`` points of Thompson sampling (:mod:`bodi.acquisition.thompson`) in the
@@ -717,6 +742,11 @@ def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None,
     check_integer("max_model_points", max_model_points, 2, optional=True)
     check_integer("coarse_steps", options["coarse_steps"], 0)
     check_integer("ucb_after", options["ucb_after"], 0)
+    check_integer("budget", options["budget"], optional=True)
+    ucb_until = options["ucb_until"]
+    if ucb_until is not None and (isinstance(ucb_until, bool) or not isinstance(
+            ucb_until, int | float) or not 0 <= ucb_until <= 1):
+        raise ValueError(f"ucb_until must be a fraction in [0, 1] or None, got {ucb_until!r}")
     if not isinstance(options["local_model"], bool):
         raise ValueError(f"local_model must be True or False, got {options['local_model']!r}")
     check_outcome_warping(options["outcome_warping"])
