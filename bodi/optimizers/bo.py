@@ -142,10 +142,14 @@ class GPOptimizer(ModelBasedOptimizer):
             many trials have completed use the expected improvement
             (:data:`EARLY_ACQUISITION`) instead, UCB those after; ``0`` (default): UCB from
             the first model-based suggestion.
-        budget, ucb_until: with ``acquisition="ucb"`` and the planned number of evaluations
-            ``budget``, the suggestions made once ``ucb_until`` (a fraction) of the budget
-            has completed use the expected improvement (:data:`LATE_ACQUISITION`): the last
-            evaluations exploit; ``None`` (default): UCB to the end.
+        budget: the number of evaluations planned (finished trials, as
+            :func:`bodi.minimize`'s ``budget``, which passes it), or ``None`` (default): not
+            known. Only ``ucb_until`` uses it. Not stored with the study, so that a study may
+            continue with a larger budget.
+        ucb_until: with ``acquisition="ucb"`` and a known ``budget``: once this fraction of
+            the budget has finished, the suggestions use the expected improvement
+            (:data:`LATE_ACQUISITION`), so that the last evaluations exploit; ``None``
+            (default): UCB to the end.
         trust_region: ``False`` (search the whole space), ``True`` (the class's
             :attr:`default_trust_region`: CASMOPOLITAN's trust region with its default sizes,
             BODi's with its own rule for the box), a :class:`TrustRegionSettings` or a dict
@@ -325,7 +329,6 @@ class GPOptimizer(ModelBasedOptimizer):
             "acquisition_options": self.acquisition_options,
             "ucb_beta": self.ucb_beta,
             "ucb_after": self.ucb_after,
-            "budget": self.budget,
             "ucb_until": self.ucb_until,
             "trust_region": False if tr is None else dict(tr.__dict__),
             "dtype": dtype_name(self.dtype),
@@ -349,7 +352,7 @@ class GPOptimizer(ModelBasedOptimizer):
         **ModelBasedOptimizer.legacy_settings, "dtype": "float64", "ref_point": None,
         "max_model_points": None, "coarse_steps": 0, "local_model": False,
         "design_in_model": "all", "outcome_warping": "none", "failed_trials": "ignore",
-        "ucb_after": 0, "budget": None, "ucb_until": None,
+        "ucb_after": 0, "ucb_until": None,
     }
 
     @classmethod
@@ -586,7 +589,8 @@ class GPOptimizer(ModelBasedOptimizer):
         self.model = model
         tkwargs = self.tensor_kwargs
         X_model, Y_model = X[rows].to(**tkwargs), Y[rows].to(**tkwargs)
-        n_constraints, acquisition = self.outcome_constraints, self.acquisition_at(len(X))
+        n_constraints = self.outcome_constraints
+        acquisition = self.acquisition_at(len(X), len(X) + len(self.X_failed))
         if self.failed_trials == "constraint" and len(self.X_failed):
             model, Y_model = self.with_failure_constraint(model, X[rows], Y_model)
             n_constraints += 1
@@ -628,17 +632,17 @@ class GPOptimizer(ModelBasedOptimizer):
                 pass
         return optimize_acquisition(acq, self.space, incumbents=X[order], **kwargs)
 
-    def acquisition_at(self, completed: int) -> str:
-        """The acquisition of a suggestion made with ``completed`` trials completed:
-        :attr:`acquisition`, except that ``"ucb"`` gives way to :data:`EARLY_ACQUISITION`
-        before ``ucb_after`` trials and to :data:`LATE_ACQUISITION` from ``ucb_until`` of
-        the ``budget`` on."""
+    def acquisition_at(self, completed: int, finished: int) -> str:
+        """The acquisition of a suggestion made with ``completed`` trials completed and
+        ``finished`` finished (completed or failed): :attr:`acquisition`, except that
+        ``"ucb"`` gives way to :data:`EARLY_ACQUISITION` while ``completed < ucb_after`` and
+        to :data:`LATE_ACQUISITION` once ``finished >= ucb_until * budget``."""
         if self.acquisition != "ucb":
             return self.acquisition
         if completed < self.ucb_after:
             return EARLY_ACQUISITION
         if (self.budget is not None and self.ucb_until is not None
-                and completed >= self.ucb_until * self.budget):
+                and finished >= self.ucb_until * self.budget):
             return LATE_ACQUISITION
         return self.acquisition
 
@@ -1082,8 +1086,10 @@ class BODi(GPOptimizer):
             options = {**options, "failed_trials": bodi_failed_trials(options["acquisition"])}
         super()._check_space_free_options(options)
 
-    #: every option that changes BODi's suggestions is in :meth:`settings`
+    #: every option that changes BODi's suggestions is in :meth:`settings` (but the
+    #: ``budget``, which ``bodi bench`` and :func:`bodi.minimize` pass: see ``ucb_until``)
     settings_define_behaviour: ClassVar[bool] = True
+    takes_budget: ClassVar[bool] = True
 
     #: CASMOPOLITAN's region with the box's own rule (since bodi 0.3) that shrinks after
     #: :data:`FAILURE_TOLERANCE` failures in a row (since bodi 0.6; docs/results.md §5)

@@ -466,6 +466,40 @@ def test_ucb_after_suggests_by_logei_until_that_many_trials_have_completed(tmp_p
             bodi.BODi(problem.space, ucb_after=bad)
 
 
+def test_ucb_until_exploits_the_last_part_of_a_known_budget(tmp_path):
+    """``ucb_until=f`` with ``acquisition="ucb"`` and a known ``budget``: from ``f * budget``
+    finished trials on the suggestions are LogEI's; without a budget, UCB's. ``minimize``
+    passes its budget, which is not stored: the study continues with a larger one."""
+    problem = planted_binary(10, seed=4)
+    opt = bodi.BODi(problem.space, budget=20, ucb_until=0.7, **FAST)
+    assert [opt.acquisition_at(n, n) for n in (13, 14, 19)] == ["ucb", "logei", "logei"]
+    assert opt.acquisition_at(12, 14) == "logei"  # failed trials count toward the budget
+    assert bodi.BODi(problem.space, ucb_until=0.7).acquisition_at(19, 19) == "ucb"
+    assert bodi.BODi(problem.space, acquisition="ts", budget=20,
+                     ucb_until=0.7).acquisition_at(19, 19) == "ts"
+    runs = [[t.params for t in _run(problem, 13, seed=5, n_init=10, **options).trials]
+            for options in ({"budget": 16, "ucb_until": 0.75}, {"budget": 20, "ucb_until": 0.5},
+                            {}, {"acquisition": "logei"})]
+    late, from_the_start, ucb, logei = runs
+    assert from_the_start == logei != ucb  # 10 of 20 finished: LogEI from the first
+    assert late[:12] == ucb[:12]
+    history = History.from_observations(problem.space, ["minimize"], completed=[
+        (params, problem(params)) for params in late[:12]])
+    logei_opt = bodi.BODi(problem.space, seed=5, n_init=10, acquisition="logei", **FAST)
+    assert problem.space.decode(logei_opt.suggest(history, 1))[0] == late[12]
+    path = tmp_path / "study.db"
+    first = bodi.minimize(problem, problem.space, budget=12, seed=0, n_init=10,
+                          storage=path, **FAST)
+    assert first.optimizer.budget == 12 and "budget" not in first.optimizer.settings()
+    more = bodi.minimize(problem, problem.space, budget=15, seed=0, n_init=10,
+                         storage=path, **FAST)
+    assert len(more.history) == 15 and more.optimizer.budget == 15
+    assert bodi.BODi.legacy_settings["ucb_until"] is None
+    for name, bad in (("budget", 0), ("ucb_until", 1.5), ("ucb_until", "late")):
+        with pytest.raises(ValueError, match=f"{name} must be"):
+            bodi.BODi(problem.space, **{name: bad})
+
+
 def test_the_noise_prior_is_an_option_stored_with_the_study(tmp_path):
     from gpytorch.priors import GammaPrior
 
