@@ -60,12 +60,7 @@ two behaviours:
    all-categorical space (``acquisition="ucb"``), a ``bodi`` run without an ``acquisition``
    option reads ``bodi[...,acquisition=logei]`` on every problem that the registry does not
    know to be all-categorical (:func:`spec_with_expected_improvement`; the label is what the
-   run did on any problem, and it changes only where the default did);
-10. from bodi 0.11 on, whose BODi turns from the upper confidence bound to LogEI for the last
-   quarter of a known budget (``ucb_until=0.75``; ``bodi bench`` passes the budget), a
-   ``bodi`` run without a ``ucb_until`` option that ran UCB (``acquisition=ucb``, or no
-   ``acquisition`` option on a problem that the registry does not know to be
-   all-categorical) reads ``bodi[...,ucb_until=null]`` (:func:`spec_with_ucb_to_the_end`).
+   run did on any problem, and it changes only where the default did).
 """
 
 from __future__ import annotations
@@ -102,7 +97,7 @@ CREATE TABLE IF NOT EXISTS evaluations (
 
 
 #: ``PRAGMA user_version`` of a database whose method specs mean what bodi's defaults mean now
-FORMAT_VERSION = 10
+FORMAT_VERSION = 9
 #: the spec option that gives a BODi run bodi 0.2's trust region (the box shrinks with the radius)
 BOX_WITH_RADIUS = "trust_region.box_failure_tolerance=null"
 #: the spec option that gives a BODi run the radius rule of bodi 0.1-0.5 (CASMOPOLITAN's)
@@ -217,25 +212,6 @@ def spec_with_expected_improvement(method: str) -> str:
     return _with_option_if_unset(method, "acquisition", DEFAULT_ACQUISITION)
 
 
-def spec_with_ucb_to_the_end(method: str, categorical: bool = False) -> str:
-    """The spec, under bodi 0.11's defaults, of a run stored as ``method`` by bodi 0.10 (after
-    the earlier steps) on a problem that is all-categorical or not: a ``bodi`` spec without a
-    ``ucb_until`` option whose acquisition was the upper confidence bound (``acquisition=ucb``,
-    or none named off an all-categorical problem) gets ``ucb_until=null`` (``"bodi"`` ->
-    ``"bodi[ucb_until=null]"``); other specs and methods are unchanged."""
-    from bodi.optimizers.bo import BODI_ACQUISITION
-    from bodi.optimizers.registry import parse_method
-
-    try:
-        name, options = parse_method(method)
-    except ValueError:  # not a spec of this version's registry: nothing to relabel
-        return method
-    acquisition = options.get("acquisition", None if categorical else BODI_ACQUISITION)
-    if name != "bodi" or acquisition != BODI_ACQUISITION:
-        return method
-    return _with_option_if_unset(method, "ucb_until", "null")
-
-
 def spec_ignoring_failed_trials(method: str) -> str:
     """The spec, under bodi 0.8's defaults, of a study stored as ``method`` by bodi 0.1-0.7,
     whose BODi ignored failed trials: a ``bodi`` spec without a ``failed_trials`` option gets
@@ -323,8 +299,6 @@ def _current_labels(db: sqlite3.Connection) -> dict[tuple[str, str], str]:
             new = term
         if version < 9 and not is_categorical(problem):
             new = spec_with_expected_improvement(new)
-        if version < 10:
-            new = spec_with_ucb_to_the_end(new, is_categorical(problem))
         if new != method:
             labels[problem, method] = new
     _check_distinct_labels(stored, labels)

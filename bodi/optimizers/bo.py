@@ -106,9 +106,6 @@ EARLY_ACQUISITION = "logei"
 #: the acquisition of the suggestions made from ``ucb_until`` of the ``budget`` on under
 #: ``acquisition="ucb"``
 LATE_ACQUISITION = "logei"
-#: BODi's ``ucb_until`` (since bodi 0.11; ``None`` before): under the upper confidence bound
-#: and a known budget, LogEI for the last quarter of the budget (docs/results.md §5)
-BODI_UCB_UNTIL = 0.75
 #: the one acquisition that weighs by the failure constraint (``failed_trials="constraint"``)
 FAILURE_CONSTRAINT_ACQUISITION = "logei"
 #: the acquisitions that ``failed_trials="constraint"`` goes with: once a trial has failed,
@@ -908,13 +905,6 @@ def default_acquisition(space: SearchSpace, n_objectives: int = 1,
     return BODI_ACQUISITION
 
 
-def default_ucb_until(acquisition: str) -> float | None:
-    """BODi's default ``ucb_until`` (``"auto"``): :data:`BODI_UCB_UNTIL` (since bodi 0.11)
-    where the acquisition is the upper confidence bound, ``None`` elsewhere (where it changes
-    nothing, so that the settings stay those of bodi 0.10)."""
-    return BODI_UCB_UNTIL if acquisition == "ucb" else None
-
-
 #: the kernels that ``kernel="auto"`` chooses between, by leave-one-out predictive density,
 #: that ``kernel="alternate"`` takes in turn and that ``kernel="portfolio"`` chooses from
 AUTO_KERNELS = ("hamming", "hed*hamming")
@@ -1033,11 +1023,6 @@ class BODi(GPOptimizer):
             :func:`default_acquisition`: ``"ucb"`` (since bodi 0.10, with ``ucb_beta=2``)
             for one objective without outcome constraints unless every parameter is
             categorical, else ``"logei"``.
-        ucb_until: see :class:`GPOptimizer`; BODi's default (``"auto"``) is
-            :func:`default_ucb_until`: :data:`BODI_UCB_UNTIL` (0.75, since bodi 0.11;
-            ``None`` before) under the upper confidence bound, so that the last quarter of a
-            known ``budget`` (which :func:`bodi.minimize` and ``bodi bench`` pass) uses
-            LogEI; ``None`` under the other acquisitions.
 
     Examples:
         >>> opt = BODi(space, seed=0)
@@ -1061,7 +1046,6 @@ class BODi(GPOptimizer):
         design_in_model: str = BODI_DESIGN_IN_MODEL,
         failed_trials: str | None = None,
         acquisition: str | None = None,
-        ucb_until: float | str | None = "auto",
         **kwargs: Any,
     ) -> None:
         if not isinstance(space, SearchSpace):
@@ -1087,11 +1071,8 @@ class BODi(GPOptimizer):
                                               kwargs.get("outcome_constraints") or 0)
         if failed_trials is None:  # the default: see bodi_failed_trials
             failed_trials = bodi_failed_trials(acquisition)
-        if ucb_until == "auto":  # the default: see default_ucb_until
-            ucb_until = default_ucb_until(acquisition)
         super().__init__(space, trust_region=trust_region, design_in_model=design_in_model,
-                         failed_trials=failed_trials, acquisition=acquisition,
-                         ucb_until=ucb_until, **kwargs)
+                         failed_trials=failed_trials, acquisition=acquisition, **kwargs)
 
     @classmethod
     def _check_space_free_options(cls, options: dict[str, Any]) -> None:
@@ -1103,8 +1084,6 @@ class BODi(GPOptimizer):
             options = {**options, "acquisition": BODI_ACQUISITION}
         if options["failed_trials"] is None:
             options = {**options, "failed_trials": bodi_failed_trials(options["acquisition"])}
-        if options["ucb_until"] == "auto":
-            options = {**options, "ucb_until": default_ucb_until(options["acquisition"])}
         super()._check_space_free_options(options)
 
     #: every option that changes BODi's suggestions is in :meth:`settings` (but the

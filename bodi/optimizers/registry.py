@@ -48,16 +48,14 @@ class Method:
 _PAPER = MappingProxyType({"dictionary": "diverse", "dictionary_size": 128,
                            "dictionary_reference": "none", "trust_region": False,
                            "kernel": "hed", "design_in_model": "all", "first_order": False,
-                           "failed_trials": "ignore", "acquisition": "logei",
-                           "ucb_until": None})
+                           "failed_trials": "ignore", "acquisition": "logei"})
 
 #: name -> method, in the order reports list them
 METHODS: dict[str, Method] = {m.name: m for m in (
     Method("bodi", "bodi.optimizers.bo:BODi",
            "BODi with bodi's defaults (HED times a Hamming-distance kernel plus a first-order "
            "term, incumbent-relative dictionary, Hamming trust region, upper confidence "
-           "bound turning to LogEI for the last quarter of a known budget, failed trials as "
-           "an unknown constraint)"),
+           "bound, failed trials as an unknown constraint)"),
     # the paper's configuration, pinned whatever bodi's defaults become
     Method("bodi-paper", "bodi.optimizers.bo:BODi",
            "BODi as in the paper (no dictionary reference, no trust region)", _PAPER),

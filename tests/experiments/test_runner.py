@@ -508,14 +508,12 @@ def test_runs_of_bodi_09_are_relabelled_with_the_expected_improvement(tmp_path):
     named = ["bodi[acquisition=logei]", "bodi[first_order=false,acquisition=logei]"]
     assert [spec_with_expected_improvement(m) for m in methods] == [*named, *methods[2:]]
     ResultsStore(tmp_path).close()
-    ucb = ["bodi[acquisition=ucb,ucb_until=null]"]  # step 10: UCB ran to the end
     with sqlite3.connect(tmp_path / "results.db") as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION
+        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION == 9
         for problem in problems:
             assert sorted(m for (m,) in db.execute(
                 "SELECT method FROM evaluations WHERE problem = ?", (problem,))) == sorted(
-                [*methods[:2], *ucb, *methods[3:]] if problem == "pest50-shifted"
-                else [*named, *ucb, *methods[3:]])
+                methods if problem == "pest50-shifted" else [*named, *methods[2:]])
     # the new label builds bodi 0.9's acquisition; today's default is the upper confidence
     # bound on a binary space, LogEI on an all-categorical one
     binary = SearchSpace([Binary("a"), Binary("b")])
@@ -524,37 +522,6 @@ def test_runs_of_bodi_09_are_relabelled_with_the_expected_improvement(tmp_path):
     assert make_optimizer("bodi", binary, seed=0, direction="minimize").acquisition == "ucb"
     assert make_optimizer("bodi", categorical, seed=0,
                           direction="minimize").acquisition == "logei"
-
-
-def test_runs_of_bodi_010_are_relabelled_with_ucb_to_the_end(tmp_path):
-    # a database of bodi 0.10 (user_version 9): every bodi spec without a ucb_until option
-    # that ran the upper confidence bound ran it to the end; bodi 0.11 turns to LogEI for the
-    # last quarter of a known budget, so such runs read ucb_until=null
-    from bodi.experiments.results import spec_with_ucb_to_the_end
-
-    problems = {"pest50-shifted": {"x1": 1}, "mine": {"a": 1}, **BINARY_AND_MIXED}
-    methods = ("bodi", "bodi[ucb_beta=8]", "bodi[acquisition=ucb]", "bodi[acquisition=logei]",
-               "bodi[acquisition=ts]", "bodi[budget=200,ucb_until=0.75]", "bodi-paper", "sa")
-    _store_as_version(tmp_path, problems, methods, 9)
-    ran_ucb = ["bodi[ucb_until=null]", "bodi[ucb_beta=8,ucb_until=null]",
-               "bodi[acquisition=ucb,ucb_until=null]"]
-    assert [spec_with_ucb_to_the_end(m) for m in methods] == [*ran_ucb, *methods[3:]]
-    assert [spec_with_ucb_to_the_end(m, categorical=True) for m in methods] == [
-        *methods[:2], ran_ucb[2], *methods[3:]]
-    ResultsStore(tmp_path).close()
-    with sqlite3.connect(tmp_path / "results.db") as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION == 10
-        for problem in problems:
-            assert sorted(m for (m,) in db.execute(
-                "SELECT method FROM evaluations WHERE problem = ?", (problem,))) == sorted(
-                [*methods[:2], ran_ucb[2], *methods[3:]] if problem == "pest50-shifted"
-                else [*ran_ucb, *methods[3:]])
-    # the new label builds bodi 0.10's acquisition; today's default turns to LogEI late
-    binary = SearchSpace([Binary("a"), Binary("b")])
-    old = make_optimizer(ran_ucb[0], binary, seed=0, direction="minimize", budget=100)
-    new = make_optimizer("bodi", binary, seed=0, direction="minimize", budget=100)
-    assert (old.ucb_until, new.ucb_until, new.budget) == (None, 0.75, 100)
-    assert (old.acquisition_at(80, 80), new.acquisition_at(80, 80)) == ("ucb", "logei")
 
 
 def test_a_report_shows_a_run_under_each_asked_label_that_is_its_configuration(tmp_path):

@@ -500,31 +500,6 @@ def test_ucb_until_exploits_the_last_part_of_a_known_budget(tmp_path):
             bodi.BODi(problem.space, **{name: bad})
 
 
-def test_bodi_turns_to_logei_for_the_last_quarter_of_a_known_budget_and_a_010_study_continues(
-        tmp_path):
-    """bodi 0.11's default ``ucb_until=0.75`` under the upper confidence bound: UCB until
-    three quarters of a known budget have finished, LogEI after; ``None`` where the
-    acquisition is another (an all-categorical space, several objectives) and in the paper's
-    configuration, so that their settings stay bodi 0.10's; a study of bodi 0.10 that ran UCB
-    (no ``ucb_until`` stored: ``None``) says which setting differs and continues with its
-    own."""
-    problem = planted_binary(10, seed=4)
-    space = problem.space
-    opt = bodi.BODi(space, budget=40)
-    assert opt.ucb_until == 0.75 and [opt.acquisition_at(n, n) for n in (29, 30)] == [
-        "ucb", "logei"]
-    categorical = planted_categorical(8, choices=4, seed=1).space
-    for other in (bodi.BODi(categorical), bodi.BODi(space, acquisition="ts"),
-                  bodi.BODi(space, directions=["minimize", "minimize"]),
-                  make_optimizer("bodi-paper", space, seed=0, direction="minimize")):
-        assert other.ucb_until is None
-    default, explicit = (_run(problem, 13, seed=5, n_init=10, budget=16, **options)
-                         for options in ({}, {"ucb_until": 0.75}))
-    assert [t.params for t in default.trials] == [t.params for t in explicit.trials]
-    _check_an_older_study_continues(space, tmp_path, "ucb_until", None,
-                                    "ucb_until: stored None, given 0.75")
-
-
 def test_the_noise_prior_is_an_option_stored_with_the_study(tmp_path):
     from gpytorch.priors import GammaPrior
 
