@@ -283,8 +283,7 @@ class GPOptimizer(ModelBasedOptimizer):
             acquisition=acquisition, num_restarts=num_restarts, raw_samples=raw_samples,
             acquisition_optimizer=acquisition_optimizer, acquisition_options=acquisition_options,
             ucb_beta=ucb_beta, ucb_after=ucb_after, budget=budget, ucb_until=ucb_until,
-            trust_region=trust_region,
-            max_model_points=max_model_points,
+            trust_region=trust_region, max_model_points=max_model_points,
             device=device, dtype=dtype, coarse_steps=coarse_steps, local_model=local_model,
             design_in_model=design_in_model, outcome_warping=outcome_warping,
             failed_trials=failed_trials), space, self.default_trust_region)
@@ -345,9 +344,10 @@ class GPOptimizer(ModelBasedOptimizer):
     default_trust_region: ClassVar[TrustRegionSettings] = TrustRegionSettings()
 
     # studies stored before the dtype (ref_point, max_model_points, coarse_steps,
-    # local_model, design_in_model, outcome_warping, failed_trials, ucb_after) option existed
-    # ran in float64 (one objective, every trial in the model, no group moves, the values as
-    # they are, failed trials not in the model, UCB from the first suggestion)
+    # local_model, design_in_model, outcome_warping, failed_trials, ucb_after, ucb_until)
+    # option existed ran in float64 (one objective, every trial in the model, no group moves,
+    # the values as they are, failed trials not in the model, UCB from the first suggestion
+    # to the last)
     legacy_settings: ClassVar[dict[str, Any]] = {
         **ModelBasedOptimizer.legacy_settings, "dtype": "float64", "ref_point": None,
         "max_model_points": None, "coarse_steps": 0, "local_model": False,
@@ -950,10 +950,10 @@ class BODi(GPOptimizer):
     ``seed`` (every random choice: design, dictionaries, acquisition starts, derives from it),
     ``direction`` and the persistence options ``storage``, ``study_name`` and ``on_pending`` are
     those of :class:`bodi.optimizers.Optimizer`. ``n_init``, ``acquisition``, ``num_restarts``,
-    ``raw_samples``, ``acquisition_optimizer``, ``acquisition_options``,
-    ``ucb_beta`` and ``ucb_after`` are those of :class:`GPOptimizer` (the authors used 20
-    restarts; 10 gave the same results at a fraction of the time in our measurement, see the
-    documentation's "Design choices").
+    ``raw_samples``, ``acquisition_optimizer``, ``acquisition_options``, ``ucb_beta``,
+    ``ucb_after``, ``budget`` and ``ucb_until`` are those of :class:`GPOptimizer` (the authors
+    used 20 restarts; 10 gave the same results at a fraction of the time in our measurement,
+    see the documentation's "Design choices").
 
     Args:
         space: the search space.
