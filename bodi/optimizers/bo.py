@@ -100,12 +100,9 @@ DEFAULT_ACQUISITION = "logei"
 #: constraints on a space with binary, integer or continuous parameters: the upper confidence
 #: bound (docs/results.md §5; :func:`default_acquisition`)
 BODI_ACQUISITION = "ucb"
-#: the acquisition of the suggestions made before ``ucb_after`` trials have completed under
-#: ``acquisition="ucb"``
-EARLY_ACQUISITION = "logei"
-#: the acquisition of the suggestions made from ``ucb_until`` of the ``budget`` on under
-#: ``acquisition="ucb"``
-LATE_ACQUISITION = "logei"
+#: the acquisition that ``acquisition="ucb"`` gives way to before ``ucb_after`` trials have
+#: completed and from ``ucb_until`` of the ``budget`` on
+UCB_GIVES_WAY_TO = "logei"
 #: the one acquisition that weighs by the failure constraint (``failed_trials="constraint"``)
 FAILURE_CONSTRAINT_ACQUISITION = "logei"
 #: the acquisitions that ``failed_trials="constraint"`` goes with: once a trial has failed,
@@ -140,7 +137,7 @@ class GPOptimizer(ModelBasedOptimizer):
         ucb_beta: ``beta`` of UCB.
         ucb_after: with ``acquisition="ucb"``, the suggestions made while fewer than this
             many trials have completed use the expected improvement
-            (:data:`EARLY_ACQUISITION`) instead, UCB those after; ``0`` (default): UCB from
+            (:data:`UCB_GIVES_WAY_TO`) instead, UCB those after; ``0`` (default): UCB from
             the first model-based suggestion.
         budget: the number of evaluations planned (finished trials, as
             :func:`bodi.minimize`'s ``budget``, which passes it), or ``None`` (default): not
@@ -148,7 +145,7 @@ class GPOptimizer(ModelBasedOptimizer):
             continue with a larger budget.
         ucb_until: with ``acquisition="ucb"`` and a known ``budget``: once this fraction of
             the budget has finished, the suggestions use the expected improvement
-            (:data:`LATE_ACQUISITION`), so that the last evaluations exploit; ``None``
+            (:data:`UCB_GIVES_WAY_TO`), so that the last evaluations exploit; ``None``
             (default): UCB to the end.
         trust_region: ``False`` (search the whole space), ``True`` (the class's
             :attr:`default_trust_region`: CASMOPOLITAN's trust region with its default sizes,
@@ -635,15 +632,12 @@ class GPOptimizer(ModelBasedOptimizer):
     def acquisition_at(self, completed: int, finished: int) -> str:
         """The acquisition of a suggestion made with ``completed`` trials completed and
         ``finished`` finished (completed or failed): :attr:`acquisition`, except that
-        ``"ucb"`` gives way to :data:`EARLY_ACQUISITION` while ``completed < ucb_after`` and
-        to :data:`LATE_ACQUISITION` once ``finished >= ucb_until * budget``."""
-        if self.acquisition != "ucb":
-            return self.acquisition
-        if completed < self.ucb_after:
-            return EARLY_ACQUISITION
-        if (self.budget is not None and self.ucb_until is not None
-                and finished >= self.ucb_until * self.budget):
-            return LATE_ACQUISITION
+        ``"ucb"`` gives way to :data:`UCB_GIVES_WAY_TO` while ``completed < ucb_after`` and
+        once ``finished >= ucb_until * budget``."""
+        late = (self.budget is not None and self.ucb_until is not None
+                and finished >= self.ucb_until * self.budget)
+        if self.acquisition == "ucb" and (completed < self.ucb_after or late):
+            return UCB_GIVES_WAY_TO
         return self.acquisition
 
     def _thompson_points(self, model: Model, q: int, incumbent: Tensor, avoid: Tensor) -> Tensor:
