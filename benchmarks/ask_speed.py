@@ -11,6 +11,7 @@ Usage:
     python benchmarks/ask_speed.py --n-init 20 --problem "labs{d}" --cases 60x100  # on LABS
     python benchmarks/ask_speed.py --n-init 20 --failed 10 --cases 60x100 \
         --spec "bodi[failed_trials=constraint]"   # 10 of the 100 failed: a second GP
+    python benchmarks/ask_speed.py --n-init 20 --pending 3 --cases 60x100  # 3 points pending
 
 Each case tells ``n`` random observations of a planted binary problem (or of ``--problem``)
 to a fresh optimizer (``--m`` rows, 128 by default, diverse dictionaries), then times
@@ -37,11 +38,13 @@ warnings.filterwarnings("ignore")
 
 
 def ask_seconds(d: int, n: int, repeats: int, n_init: int | None = None,
-                problem: str | None = None, failed: int = 0, **options) -> list[float]:
+                problem: str | None = None, failed: int = 0, pending: int = 0,
+                **options) -> list[float]:
     """Seconds per ask after ``n`` observations: the ``n_init`` (default ``n``) of BODi's
     initial design, then uniform random points, the last ``failed`` of them told as failed
     trials; on the planted binary problem of ``d`` variables, or on the registered
-    ``problem`` name with ``{d}`` replaced by ``d``."""
+    ``problem`` name with ``{d}`` replaced by ``d``. With ``pending`` points asked and not
+    told (other workers' evaluations), each timed ask is a joint suggestion beside them."""
     problem = planted_binary(d, seed=0) if problem is None else get_problem(
         problem.format(d=d))
     n_init = n if n_init is None else min(n_init, n)
@@ -53,6 +56,8 @@ def ask_seconds(d: int, n: int, repeats: int, n_init: int | None = None,
             problem.space.sample(n - n_init, generator=torch.Generator().manual_seed(1)))
         values = problem.evaluate(later).tolist()
         opt.tell(later, values[:len(values) - failed] + [None] * failed)
+    if pending:
+        opt.ask(pending)  # left pending for the timed asks
     return timed_asks(opt, problem, repeats)
 
 
@@ -104,6 +109,8 @@ def main() -> None:
                         "the initial design, the rest random (default: all n)")
     parser.add_argument("--failed", type=int, default=0, help="of the random points after "
                         "the design, this many are told as failed trials")
+    parser.add_argument("--pending", type=int, default=0, help="this many points asked and "
+                        "not told before the timed asks (parallel workers' evaluations)")
     parser.add_argument("--design-in-model", help="BODi's design_in_model (default: BODi's; "
                         "it acts only with --n-init < n)")
     parser.add_argument("--spec", default="bodi", help="a bodi[...] method spec whose options "
@@ -117,6 +124,7 @@ def main() -> None:
     for case in args.cases.split(","):
         d, n = (int(v) for v in case.split("x"))
         s = ask_seconds(d, n, args.repeats, args.n_init, args.problem, args.failed,
+                        args.pending,
                         kernel=args.kernel,
                         dictionary_size=args.m,
                         **({} if args.design_in_model is None else {

@@ -184,6 +184,11 @@ class HammingEmbeddingKernel(Kernel):
             zero = x1.new_zeros(*x1.shape[:-2], 1, self.projection.shape[0])
             at_zero = self.base_kernel.forward(zero, zero, diag=True, **params)
             return at_zero.expand(*x1.shape[:-1])
+        shared = rows_shared_by_batch(x1, x2, diag)
+        if shared is not None:
+            flat = x1.reshape(-1, x1.shape[-1])
+            covar = self.base_kernel.forward(self.embed(flat), self.embed(shared), **params)
+            return covar.reshape(*x1.shape[:-1], shared.shape[-2])
         phi1 = self.embed(x1)
         same = x2 is x1 or (
             x2.shape == x1.shape and not (x1.requires_grad or x2.requires_grad)
@@ -295,6 +300,14 @@ class HammingDistanceKernel(Kernel):
         return torch.exp(-r).mul_(r.div(3).add_(1).mul_(r).add_(1))
 
     def forward(self, x1: Tensor, x2: Tensor, diag: bool = False, **params: Any) -> Tensor:
+        shared = rows_shared_by_batch(x1, x2, diag)
+        if shared is not None:
+            flat = x1.reshape(-1, x1.shape[-1])
+            if self._of_distance():
+                covar = self._covariance(self.squared_distances(flat, shared))
+            else:
+                covar = self.base_kernel.forward(self.embed(flat), self.embed(shared), **params)
+            return covar.reshape(*x1.shape[:-1], shared.shape[-2])
         if not self._of_distance():
             e1 = self.embed(x1)
             e2 = e1 if x2 is x1 else self.embed(x2)
@@ -357,6 +370,29 @@ class HammingDistanceKernel(Kernel):
             yield
         finally:
             self._hint = None
+
+
+def rows_shared_by_batch(x1: Tensor, x2: Tensor, diag: bool = False) -> Tensor | None:
+    """The ``n x d`` rows that every batch of ``x2`` repeats, when ``x1`` is a batch
+    (``b x q x d``, any batch shape) and ``x2`` is ``n x d`` or a batch of the same shape
+    whose batches are all equal; else ``None`` (and always for a diagonal).
+
+    A batch of joint posteriors (a q-batch acquisition's ``b x q x dim`` candidates, pending
+    points among them) meets the training inputs stacked once per batch (GPyTorch's exact
+    prediction): embedding them ``b`` times and measuring ``b`` sets of ``q x n`` distances
+    costs ``O(b n d m)`` where one ``b q x n`` cross-covariance against the shared rows costs
+    ``O((b q + n) d m)``. Checked exactly (``O(b n d)``); kernels reshape their result to
+    ``b x q x n``."""
+    if diag or x1.dim() < 3:
+        return None
+    if x2.dim() == 2:
+        return x2
+    if x2.shape[:-2] != x1.shape[:-2]:
+        return None
+    first = x2[(0,) * (x2.dim() - 2)]
+    if all(stride == 0 for stride in x2.stride()[:-2]) or torch.equal(first.expand_as(x2), x2):
+        return first
+    return None
 
 
 def _equal(a: Tensor, b: Tensor) -> bool:

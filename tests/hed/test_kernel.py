@@ -302,3 +302,78 @@ def test_first_order_neighbour_distances_give_the_neighbours_covariances():
         with embedding_hint({kernel: fast.reshape(len(flat), -1)}, flat):
             hinted = kernel(flat, train).to_dense()
     torch.testing.assert_close(hinted, exact)
+
+
+def _kernels_of_every_kind():
+    from gpytorch.kernels import RBFKernel
+
+    from bodi.hed.kernel import FirstOrderKernel, HammingDistanceKernel
+
+    dictionary = make_dictionary("diverse", 16, MIXED.cardinalities, seed=1)
+    hed = HammingEmbeddingKernel(dictionary, MaternKernel(nu=2.5, ard_num_dims=16),
+                                 active_dims=MIXED.discrete_dims)
+    hed.base_kernel.lengthscale = torch.linspace(0.2, 1.5, 16)
+    distance = HammingDistanceKernel(MIXED.cardinalities, MaternKernel(nu=2.5),
+                                     active_dims=MIXED.discrete_dims)
+    distance.base_kernel.lengthscale = 0.9
+    encoded = HammingDistanceKernel(MIXED.cardinalities, RBFKernel(),  # not of the distance
+                                    active_dims=MIXED.discrete_dims)
+    return [hed, distance, encoded, FirstOrderKernel(MIXED.cardinalities,
+                                                     active_dims=MIXED.discrete_dims)]
+
+
+@pytest.mark.parametrize("kernel", _kernels_of_every_kind(),
+                         ids=["hed", "hamming", "hamming-rbf", "first-order"])
+def test_a_batch_against_rows_repeated_per_batch_equals_each_batch_alone(kernel):
+    """A batch of joint posteriors (``b x q x dim``) meets the training rows repeated per batch
+    (expanded, or copied as GPyTorch's prediction does): one flat cross-covariance gives each
+    batch's own; rows that differ between batches are measured batch by batch."""
+    X = MIXED.sample(6, generator=torch.Generator().manual_seed(11)).reshape(3, 2, -1)
+    train = MIXED.sample(7, generator=torch.Generator().manual_seed(12))
+    other = MIXED.sample(7, generator=torch.Generator().manual_seed(13))
+    with torch.no_grad():
+        each = torch.stack([kernel(X[i], train).to_dense() for i in range(3)])
+        for rows in (train, train.expand(3, 7, -1), train.repeat(3, 1, 1)):
+            torch.testing.assert_close(kernel(X, rows).to_dense(), each)
+        if isinstance(kernel, HammingEmbeddingKernel):  # the repeated rows embedded once
+            embedded = []
+            embed = kernel.embed
+            kernel.embed = lambda Z: embedded.append(Z.shape[:-1].numel()) or embed(Z)
+            kernel(X, train.repeat(3, 1, 1)).to_dense()
+            del kernel.embed
+            assert sorted(embedded) == [6, 7]
+        differing = torch.stack([train, other, train])
+        expected = torch.stack([kernel(X[i], differing[i]).to_dense() for i in range(3)])
+        torch.testing.assert_close(kernel(X, differing).to_dense(), expected)
+
+
+def test_rows_shared_by_batch_only_for_a_batch_against_equal_batches():
+    from bodi.hed.kernel import rows_shared_by_batch
+
+    x1 = torch.zeros(4, 2, 3)
+    rows = torch.arange(15.0).reshape(5, 3)
+    assert rows_shared_by_batch(x1, rows) is rows
+    assert torch.equal(rows_shared_by_batch(x1, rows.expand(4, 5, 3)), rows)
+    assert torch.equal(rows_shared_by_batch(x1, rows.repeat(4, 1, 1)), rows)
+    changed = rows.repeat(4, 1, 1)
+    changed[2, 1, 0] += 1.0
+    assert rows_shared_by_batch(x1, changed) is None
+    assert rows_shared_by_batch(x1, rows.expand(4, 5, 3), diag=True) is None
+    assert rows_shared_by_batch(x1[0], rows) is None  # not a batch
+    assert rows_shared_by_batch(x1, rows.expand(2, 5, 3)) is None  # other batch shape
+
+
+def test_a_batch_posterior_of_bodis_model_equals_each_batch_alone():
+    """The joint posterior of a batch of candidates beside pending points (a q-batch
+    acquisition's input), through GPyTorch's exact prediction, is each batch's own."""
+    import bodi
+
+    X, Y = _data(MIXED, n=15)
+    model = bodi.BODi(MIXED, seed=0, dictionary_size=16, first_order=True).make_model(X, Y)
+    candidates = MIXED.sample(8, generator=torch.Generator().manual_seed(14)).reshape(4, 2, -1)
+    with torch.no_grad():
+        batch = model.posterior(candidates)
+        for i in range(4):
+            alone = model.posterior(candidates[i])
+            torch.testing.assert_close(batch.mean[i], alone.mean)
+            torch.testing.assert_close(batch.covariance_matrix[i], alone.covariance_matrix)
