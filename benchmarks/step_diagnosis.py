@@ -45,6 +45,12 @@ signed difference, and the median distance to the incumbent. The same histories 
 candidate take the trajectory's luck out of the comparison of what each would do next.
 ``--n-init`` is the candidates' initial design (its points not in the history are suggested
 first): 20 for histories of bodi's runs, 0 for others (e.g. Bounce's, which has its own).
+
+``basins``: for a shifted problem (``--problem NAME-shifted``), each stored run's best point
+with the shift undone (the original problem's coordinates), its most frequent value and on how
+many variables, and the first evaluation from which the incumbent's most frequent value is
+the final one (when the run chose its basin); then how many runs end with each value. On Pest
+Control the value is the pesticide used at (almost) every stage.
 """
 
 from __future__ import annotations
@@ -128,6 +134,41 @@ def steps(problem: str, method: str, n_init: int, sign: float, settings=None,
               f"({100 * on_boundary / in_region:.0f}%; restarts aside)")
         print("region restarts (the number of each new region's first evaluation, per seed):",
               restarts)
+
+
+def basins(problem_name: str, method: str, databases: tuple[str, ...] = DATABASES,
+           budget: int = 200) -> None:
+    from bodi.problems import get_problem
+    from bodi.problems.shifted import SUFFIX, Shift
+
+    if not problem_name.endswith(SUFFIX):
+        raise SystemExit(f"basins needs a shifted problem (NAME{SUFFIX}), got {problem_name}")
+    space = get_problem(problem_name).space
+    shift = Shift.draw(space)
+    sign = 1.0 if get_problem(problem_name).direction == "maximize" else -1.0
+
+    def original(params: dict) -> list[int]:
+        return [int(v) for v in shift.invert(space.encode([params]))[0].tolist()]
+
+    runs = _runs(problem_name, method, databases)
+    if not runs:
+        raise SystemExit(f"no stored run of {method} on {problem_name}")
+    ends: Counter = Counter()
+    for seed, run in sorted(runs.items()):
+        best, values = None, []  # the incumbent's most frequent value after each evaluation
+        for params, value in run[:budget]:
+            if value is not None and (best is None or sign * value > sign * best[1]):
+                best = (params, value)
+            values.append(None if best is None else Counter(original(best[0])).most_common(1)[0][0])
+        point = original(best[0])
+        value, count = Counter(point).most_common(1)[0]
+        chosen = len(values) - next(
+            (i for i, v in enumerate(reversed(values)) if v != value), len(values))
+        ends[value] += 1
+        print(f"seed {seed}: best {best[1]:.4f} at {''.join(map(str, point))}: "
+              f"{value} on {count} of {len(point)} variables, since evaluation {chosen + 1}")
+    print(f"{problem_name} {method}: {len(runs)} runs end with the most frequent value",
+          dict(sorted(ends.items())))
 
 
 def model(problem_name: str, method: str, seed: int, after: int) -> None:
@@ -297,7 +338,7 @@ def next_step(problem_name: str, method: str, seeds: list[int], afters: list[int
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["steps", "model", "rank", "next"])
+    parser.add_argument("what", choices=["steps", "model", "rank", "next", "basins"])
     parser.add_argument("--problem", required=True)
     parser.add_argument("--method", default="bodi")
     parser.add_argument("--n-init", type=int, default=20)
@@ -308,7 +349,7 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(RANK_MODELS), help="rank: the GPs")
     parser.add_argument("--candidates", default="bodi", help="next: ';'-separated specs")
     parser.add_argument("--databases", default=",".join(DATABASES),
-                        help="steps: results folders under data/")
+                        help="steps, basins: results folders under data/")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     if args.what == "steps":
@@ -324,6 +365,8 @@ def main() -> None:
               len(problem.space.discrete_dims), tuple(args.databases.split(",")))
     elif args.what == "model":
         model(args.problem, args.method, args.seed, args.after)
+    elif args.what == "basins":
+        basins(args.problem, args.method, tuple(args.databases.split(",")))
     elif args.what == "next":
         next_step(args.problem, args.method, [int(s) for s in args.seeds.split(",")],
                   [int(a) for a in args.afters.split(",")], args.candidates.split(";"),
