@@ -18,7 +18,7 @@ from gpytorch.likelihoods.noise_models import HomoskedasticNoise
 from gpytorch.means import ConstantMean
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from gpytorch.priors import LogNormalPrior
-from linear_operator.operators import DiagLinearOperator
+from linear_operator.operators import DenseLinearOperator, DiagLinearOperator
 from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
@@ -48,18 +48,30 @@ def scaled_sum(covar: Kernel) -> tuple[ScaleKernel, ScaleKernel] | None:
     return main, fixed
 
 
-class FastSingleTaskGP(SingleTaskGP):
-    """``SingleTaskGP`` whose posterior over a batch of single points is computed in one pass.
+#: the largest ``q`` of a ``b x q x dim`` batch whose joint posterior
+#: :meth:`FastSingleTaskGP.posterior` computes itself (a suggestion beside a few pending
+#: points); larger joint batches (e.g. qLogNEI's baseline with its candidates, whose training
+#: block BoTorch caches) keep GPyTorch's lazy computation
+MAX_FAST_JOINT_POINTS = 8
 
-    Acquisition optimization evaluates ``b x 1 x dim`` inputs (``b`` independent points).
-    GPyTorch would treat them as ``b`` separate problems and rebuild the ``n`` training inputs in
-    every one of them, and a flat ``b x dim`` call would build the ``b x b`` test covariance.
-    Here only what a ``q = 1`` acquisition function uses is computed, for all points at once:
+
+class FastSingleTaskGP(SingleTaskGP):
+    """``SingleTaskGP`` whose posterior over a batch of a few points is computed in one pass.
+
+    Acquisition optimization evaluates ``b x q x dim`` inputs (``b`` candidates, each of ``q``
+    points: one, or one beside the pending points). GPyTorch would treat them as ``b``
+    separate problems and rebuild the ``n`` training inputs in every one of them (and select
+    every kernel's columns of them), and a flat ``b q x dim`` call would build the
+    ``b q x b q`` test covariance. Here only what the acquisition function uses is computed,
+    with one cross-covariance ``k_*`` of all ``b q`` points against the training inputs:
 
         mean = m + k_*^T alpha,      var = k(x, x) - ||L^{-1} k_*||^2,
 
+    and for ``1 < q <= MAX_FAST_JOINT_POINTS`` each batch's joint covariance
+    ``k(X_b, X_b) - (L^{-1} k_*b)^T (L^{-1} k_*b)`` (``q x q``),
+
     with ``L L^T = K + sigma^2 I`` and ``alpha = (K + sigma^2 I)^{-1} (y - m)`` cached after the
-    fit. Values equal ``SingleTaskGP.posterior`` (tested); ``q > 1`` uses the parent method.
+    fit. Values equal ``SingleTaskGP.posterior`` (tested); larger ``q`` use the parent method.
     """
 
     _marginal_cache: tuple[Tensor, Tensor] | None = None
@@ -193,7 +205,8 @@ class FastSingleTaskGP(SingleTaskGP):
         observation_noise: bool | Tensor = False,
         posterior_transform: PosteriorTransform | None = None,
     ) -> GPyTorchPosterior:
-        if X.ndim < 3 or X.shape[-2] != 1 or output_indices is not None or (
+        q = X.shape[-2]
+        if X.ndim < 3 or q > MAX_FAST_JOINT_POINTS or output_indices is not None or (
             observation_noise is not False
         ):
             return super().posterior(X, output_indices, observation_noise, posterior_transform)
@@ -203,13 +216,17 @@ class FastSingleTaskGP(SingleTaskGP):
         k_star = self.covar_module(flat, self.train_inputs[0]).to_dense()  # N x n
         mean = self.mean_module(flat) + k_star @ alpha
         v = torch.linalg.solve_triangular(L, k_star.transpose(-1, -2), upper=False)
-        prior_variance = self.covar_module(flat, diag=True)
-        floor = gpytorch_settings.min_variance.value(prior_variance.dtype)  # 1e-10 for float64
-        variance = (prior_variance - v.pow(2).sum(-2)).clamp_min(floor)
         batch = X.shape[:-2]
-        mvn = MultivariateNormal(
-            mean.reshape(*batch, 1), DiagLinearOperator(variance.reshape(*batch, 1))
-        )
+        if q == 1:
+            prior_variance = self.covar_module(flat, diag=True)
+            floor = gpytorch_settings.min_variance.value(prior_variance.dtype)  # 1e-10 (f64)
+            variance = (prior_variance - v.pow(2).sum(-2)).clamp_min(floor)
+            covariance = DiagLinearOperator(variance.reshape(*batch, 1))
+        else:  # each batch's q x q joint covariance
+            V = v.transpose(-1, -2).reshape(*batch, q, -1)  # ... x q x n
+            covariance = DenseLinearOperator(
+                self.covar_module(X).to_dense() - V @ V.transpose(-1, -2))
+        mvn = MultivariateNormal(mean.reshape(*batch, q), covariance)
         posterior = GPyTorchPosterior(mvn)
         if hasattr(self, "outcome_transform"):
             posterior = self.outcome_transform.untransform_posterior(posterior, X=X)

@@ -51,11 +51,13 @@ def test_flat_posterior_equals_singletaskgp_posterior(dtype):
     assert ours.mean.shape == reference.mean.shape == (40, 1, 1)
     torch.testing.assert_close(ours.mean, reference.mean)
     torch.testing.assert_close(ours.variance, reference.variance)
-    batch = MIXED.sample(6, generator=torch.Generator().manual_seed(7)).to(dtype).view(3, 2, -1)
-    with torch.no_grad():  # q > 1 goes through the parent implementation
-        torch.testing.assert_close(
-            model.posterior(batch).mean, SingleTaskGP.posterior(model, batch).mean
-        )
+    for q in (2, 5, 9):  # joint posteriors: computed here up to MAX_FAST_JOINT_POINTS
+        batch = MIXED.sample(3 * q, generator=torch.Generator().manual_seed(q)).to(dtype)
+        batch = batch.view(3, q, -1)
+        with torch.no_grad():
+            ours, reference = model.posterior(batch), SingleTaskGP.posterior(model, batch)
+        torch.testing.assert_close(ours.mean, reference.mean)
+        torch.testing.assert_close(ours.covariance_matrix, reference.covariance_matrix)
 
 
 def test_fit_improves_marginal_likelihood_and_reports_lengthscales():
@@ -414,3 +416,19 @@ def test_without_first_order_keeps_the_sums_mean_at_unit_prior_variance():
     torch.testing.assert_close(rescaled.mean, summed.mean, rtol=1e-6, atol=1e-8)
     torch.testing.assert_close(rescaled.variance * main.outputscale.detach(), summed.variance,
                                rtol=1e-6, atol=1e-10)
+
+
+def test_the_joint_posteriors_gradient_equals_singletaskgps():
+    """A mixed space's continuous columns are climbed by gradient beside pending points: the
+    joint posterior's mean and covariance have GPyTorch's gradient."""
+    dictionary = make_dictionary("diverse", 16, MIXED.cardinalities, seed=5)
+    model = fit_model(make_hed_model(*_data(MIXED, n=20), MIXED, dictionary), maxiter=20)
+    batch = MIXED.sample(8, generator=torch.Generator().manual_seed(9)).view(2, 4, -1)
+    gradients = []
+    for posterior in (model.posterior, lambda X: SingleTaskGP.posterior(model, X)):
+        X = batch.clone().requires_grad_(True)
+        result = posterior(X)
+        (result.mean.sum() + result.covariance_matrix.sum()).backward()
+        gradients.append(X.grad)
+    assert gradients[0].abs().sum() > 0
+    torch.testing.assert_close(gradients[0], gradients[1])
