@@ -51,6 +51,11 @@ with the shift undone (the original problem's coordinates), its most frequent va
 many variables, and the first evaluation from which the incumbent's most frequent value is
 the final one (when the run chose its basin); then how many runs end with each value. On Pest
 Control the value is the pesticide used at (almost) every stage.
+
+``cleanup``: the steps after evaluation ``--after`` (to 200) against a reference point, the best
+point of all the runs read: how many variables of the incumbent differ from it ("wrong"), the
+share of steps that change one variable, that change only variables already equal to it
+("only right ones"), that set a variable to its value ("a fix"), and that improve.
 """
 
 from __future__ import annotations
@@ -169,6 +174,40 @@ def basins(problem_name: str, method: str, databases: tuple[str, ...] = DATABASE
               f"{value} on {count} of {len(point)} variables, since evaluation {chosen + 1}")
     print(f"{problem_name} {method}: {len(runs)} runs end with the most frequent value",
           dict(sorted(ends.items())))
+
+
+def cleanup(problem_name: str, method: str, after: int, databases: tuple[str, ...] = DATABASES,
+            budget: int = 200) -> None:
+    from bodi.problems import get_problem
+
+    sign = 1.0 if get_problem(problem_name).direction == "maximize" else -1.0
+    runs = _runs(problem_name, method, databases)
+    if not runs:
+        raise SystemExit(f"no stored run of {method} on {problem_name}")
+    done = [(p, v) for run in runs.values() for p, v in run[:budget] if v is not None]
+    reference = max(done, key=lambda pair: sign * pair[1])[0]
+    counts: Counter = Counter()
+    for run in runs.values():
+        best = None
+        for i, (params, value) in enumerate(run[:budget]):
+            if value is None:
+                continue
+            if best is not None and i >= after:
+                incumbent = best[0]
+                changed = [k for k in params if params[k] != incumbent[k]]
+                right = {k for k in params if incumbent[k] == reference[k]}
+                counts["steps"] += 1
+                counts["wrong"] += len(params) - len(right)
+                counts["one variable"] += len(changed) == 1
+                counts["only right ones"] += all(k in right for k in changed)
+                counts["a fix"] += any(params[k] == reference[k] for k in changed)
+                counts["improve"] += sign * value > sign * best[1]
+            if best is None or sign * value > sign * best[1]:
+                best = (params, value)
+    steps = counts.pop("steps")
+    print(f"{problem_name} {method}: {len(runs)} runs, {steps} steps after evaluation {after}; "
+          f"wrong variables per step {counts.pop('wrong') / steps:.1f}; "
+          + ", ".join(f"{name} {100 * n / steps:.0f}%" for name, n in counts.items()))
 
 
 def model(problem_name: str, method: str, seed: int, after: int) -> None:
@@ -338,7 +377,7 @@ def next_step(problem_name: str, method: str, seeds: list[int], afters: list[int
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["steps", "model", "rank", "next", "basins"])
+    parser.add_argument("what", choices=["steps", "model", "rank", "next", "basins", "cleanup"])
     parser.add_argument("--problem", required=True)
     parser.add_argument("--method", default="bodi")
     parser.add_argument("--n-init", type=int, default=20)
@@ -349,7 +388,7 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(RANK_MODELS), help="rank: the GPs")
     parser.add_argument("--candidates", default="bodi", help="next: ';'-separated specs")
     parser.add_argument("--databases", default=",".join(DATABASES),
-                        help="steps, basins: results folders under data/")
+                        help="steps, basins, cleanup: results folders under data/")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     if args.what == "steps":
@@ -367,6 +406,8 @@ def main() -> None:
         model(args.problem, args.method, args.seed, args.after)
     elif args.what == "basins":
         basins(args.problem, args.method, tuple(args.databases.split(",")))
+    elif args.what == "cleanup":
+        cleanup(args.problem, args.method, args.after, tuple(args.databases.split(",")))
     elif args.what == "next":
         next_step(args.problem, args.method, [int(s) for s in args.seeds.split(",")],
                   [int(a) for a in args.afters.split(",")], args.candidates.split(";"),
