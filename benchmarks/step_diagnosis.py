@@ -70,6 +70,8 @@ from pathlib import Path
 
 import torch
 
+from bodi.directions import sign as direction_sign
+
 ROOT = Path(__file__).resolve().parents[1]
 DATABASES = ("yardstick", "ablation")
 
@@ -148,9 +150,9 @@ def basins(problem_name: str, method: str, databases: tuple[str, ...] = DATABASE
 
     if not problem_name.endswith(SUFFIX):
         raise SystemExit(f"basins needs a shifted problem (NAME{SUFFIX}), got {problem_name}")
-    space = get_problem(problem_name).space
+    problem = get_problem(problem_name)
+    space, sign = problem.space, direction_sign(problem.direction)
     shift = Shift.draw(space)
-    sign = 1.0 if get_problem(problem_name).direction == "maximize" else -1.0
 
     def original(params: dict) -> list[int]:
         return [int(v) for v in shift.invert(space.encode([params]))[0].tolist()]
@@ -160,11 +162,13 @@ def basins(problem_name: str, method: str, databases: tuple[str, ...] = DATABASE
         raise SystemExit(f"no stored run of {method} on {problem_name}")
     ends: Counter = Counter()
     for seed, run in sorted(runs.items()):
-        best, values = None, []  # the incumbent's most frequent value after each evaluation
+        # values: the incumbent's most frequent value after each evaluation
+        best, frequent, values = None, None, []
         for params, value in run[:budget]:
             if value is not None and (best is None or sign * value > sign * best[1]):
                 best = (params, value)
-            values.append(None if best is None else Counter(original(best[0])).most_common(1)[0][0])
+                frequent = Counter(original(params)).most_common(1)[0][0]
+            values.append(frequent)
         point = original(best[0])
         value, count = Counter(point).most_common(1)[0]
         chosen = len(values) - next(
@@ -180,7 +184,7 @@ def cleanup(problem_name: str, method: str, after: int, databases: tuple[str, ..
             budget: int = 200) -> None:
     from bodi.problems import get_problem
 
-    sign = 1.0 if get_problem(problem_name).direction == "maximize" else -1.0
+    sign = direction_sign(get_problem(problem_name).direction)
     runs = _runs(problem_name, method, databases)
     if not runs:
         raise SystemExit(f"no stored run of {method} on {problem_name}")
@@ -228,7 +232,7 @@ def model(problem_name: str, method: str, seed: int, after: int) -> None:
     print(f"{getattr(optimizer, 'region', None)}; the suggestion is at distance "
           f"{int((X[0] != incumbent).sum())}; best so far {float(Y.max()):.4g} (signed)")
     g = torch.Generator().manual_seed(seed)
-    sign = 1.0 if problem.direction == "maximize" else -1.0
+    sign = direction_sign(problem.direction)
     print("| r | mean | sd | max(mean + 2 sd) | true mean | true max | corr(mean, true) |")
     print("|---|---|---|---|---|---|---|")
     for r in (1, 2, 4, 8, 16):
@@ -295,7 +299,7 @@ def rank(problem_name: str, method: str, seeds: list[int], afters: list[int],
     problem = get_problem(problem_name)
     if problem.space.ordinal_dims:
         raise SystemExit("rank compares models of binary/categorical spaces only")
-    sign = 1.0 if problem.direction == "maximize" else -1.0
+    sign = direction_sign(problem.direction)
     runs = _runs(problem_name, method)
     scores: dict[str, list[list[float]]] = {name: [] for name in models}
     for seed in seeds:
@@ -343,7 +347,7 @@ def next_step(problem_name: str, method: str, seeds: list[int], afters: list[int
     from bodi.trials import History
 
     problem = get_problem(problem_name)
-    sign = 1.0 if problem.direction == "maximize" else -1.0
+    sign = direction_sign(problem.direction)
     runs = _runs(problem_name, method)
     rows: dict[str, list[tuple[float, int, float]]] = {spec: [] for spec in candidates}
     for seed in seeds:
@@ -396,7 +400,7 @@ def main() -> None:
         from bodi.problems import get_problem
 
         problem = get_problem(args.problem)
-        sign = 1.0 if problem.direction == "maximize" else -1.0
+        sign = direction_sign(problem.direction)
         optimizer = make_optimizer(args.method, problem.space, seed=0,
                                    direction=problem.direction)
         steps(args.problem, args.method, args.n_init, sign,

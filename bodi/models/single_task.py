@@ -205,11 +205,11 @@ class FastSingleTaskGP(SingleTaskGP):
         observation_noise: bool | Tensor = False,
         posterior_transform: PosteriorTransform | None = None,
     ) -> GPyTorchPosterior:
-        q = X.shape[-2]
-        if X.ndim < 3 or q > MAX_FAST_JOINT_POINTS or output_indices is not None or (
+        if X.ndim < 3 or X.shape[-2] > MAX_FAST_JOINT_POINTS or output_indices is not None or (
             observation_noise is not False
         ):
             return super().posterior(X, output_indices, observation_noise, posterior_transform)
+        q = X.shape[-2]
         self.eval()
         L, alpha = self._cache()
         flat = X.reshape(-1, X.shape[-1])
