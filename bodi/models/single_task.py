@@ -55,6 +55,19 @@ def scaled_sum(covar: Kernel) -> tuple[ScaleKernel, ScaleKernel] | None:
 MAX_FAST_JOINT_POINTS = 8
 
 
+def points_shared_by_batch(X: Tensor) -> Tensor | None:
+    """Which of the ``q`` points of a batch of joint posteriors (``b x q x dim``, any batch
+    shape with more than one batch) every batch holds in the same place (``q`` booleans), when
+    some are and some are not; else ``None``. An acquisition function beside pending points
+    appends the same pending points to every candidate, and qLogNEI puts its baseline in front
+    of them: those points' cross-covariances need computing once, not ``b`` times."""
+    if X.ndim < 3 or X.shape[:-2].numel() < 2 or X.shape[-2] < 2:
+        return None
+    flat = X.reshape(-1, *X.shape[-2:])
+    shared = (flat == flat[:1]).all(-1).all(0)
+    return shared if bool(shared.any()) and not bool(shared.all()) else None
+
+
 class FastSingleTaskGP(SingleTaskGP):
     """``SingleTaskGP`` whose posterior over a batch of a few points is computed in one pass.
 
@@ -189,6 +202,41 @@ class FastSingleTaskGP(SingleTaskGP):
             self._loss_input_cache = None
         return super().train(mode)
 
+    def _joint_beside_shared_points(self, X: Tensor, shared: Tensor, L: Tensor,
+                                    alpha: Tensor) -> tuple[Tensor, Tensor]:
+        """The joint posterior's mean (``batch x q``) and covariance (``batch x q x q``) of
+        ``X`` (``batch x q x dim``) whose points ``shared`` (``q`` booleans) are the same in
+        every batch: in block form, with ``S`` the shared points and ``R_b`` batch ``b``'s
+        others, and ``W = L^{-1} k(., X_train)^T``,
+
+            [[k(S, S) - W_S^T W_S,      k(S, R_b) - W_S^T W_Rb ],
+             [k(R_b, S) - W_Rb^T W_S,   k(R_b, R_b) - W_Rb^T W_Rb]],
+
+        so the shared points are embedded and measured against the training inputs once,
+        not once per batch; then put back in their places (a permutation, exact)."""
+        batch, dim = X.shape[:-2], X.shape[-1]
+        points = X.reshape(-1, *X.shape[-2:])[0][shared]  # S x dim
+        others = X[..., ~shared, :]  # batch x r x dim
+        flat = torch.cat([points, others.reshape(-1, dim)])
+        k_star = self.covar_module(flat, self.train_inputs[0]).to_dense()  # (S + B r) x n
+        flat_mean = self.mean_module(flat) + k_star @ alpha
+        W = torch.linalg.solve_triangular(L, k_star.transpose(-1, -2), upper=False).transpose(
+            -1, -2)  # (S + B r) x n
+        S, r = len(points), others.shape[-2]
+        W_S, W_R = W[:S], W[S:].reshape(*batch, r, -1)
+        cross = self.covar_module(others, points.expand(*batch, S, dim)).to_dense() - (
+            W_R @ W_S.transpose(-1, -2))  # batch x r x S
+        top = torch.cat([(self.covar_module(points).to_dense() - W_S @ W_S.transpose(-1, -2))
+                         .expand(*batch, S, S), cross.transpose(-1, -2)], -1)
+        bottom = torch.cat([cross, self.covar_module(others).to_dense()
+                            - W_R @ W_R.transpose(-1, -2)], -1)
+        order = torch.cat([shared.nonzero().squeeze(-1), (~shared).nonzero().squeeze(-1)])
+        place = torch.argsort(order)  # where each of the q points is in the block form
+        mean = torch.cat([flat_mean[:S].expand(*batch, S), flat_mean[S:].reshape(*batch, r)],
+                         -1)[..., place]
+        covariance = torch.cat([top, bottom], -2)[..., place, :][..., place]
+        return mean, covariance
+
     def _cache(self) -> tuple[Tensor, Tensor]:
         if self._marginal_cache is None:
             with torch.no_grad():
@@ -205,27 +253,34 @@ class FastSingleTaskGP(SingleTaskGP):
         observation_noise: bool | Tensor = False,
         posterior_transform: PosteriorTransform | None = None,
     ) -> GPyTorchPosterior:
-        if X.ndim < 3 or X.shape[-2] > MAX_FAST_JOINT_POINTS or output_indices is not None or (
+        # shared points are measured once, so their gradient would reach one batch's copy
+        shared = None if X.requires_grad else points_shared_by_batch(X)
+        varying = X.shape[-2] if shared is None else int((~shared).sum())
+        if X.ndim < 3 or varying > MAX_FAST_JOINT_POINTS or output_indices is not None or (
             observation_noise is not False
         ):
             return super().posterior(X, output_indices, observation_noise, posterior_transform)
         q = X.shape[-2]
         self.eval()
         L, alpha = self._cache()
-        flat = X.reshape(-1, X.shape[-1])
-        k_star = self.covar_module(flat, self.train_inputs[0]).to_dense()  # N x n
-        mean = self.mean_module(flat) + k_star @ alpha
-        v = torch.linalg.solve_triangular(L, k_star.transpose(-1, -2), upper=False)
         batch = X.shape[:-2]
-        if q == 1:
-            prior_variance = self.covar_module(flat, diag=True)
-            floor = gpytorch_settings.min_variance.value(prior_variance.dtype)  # 1e-10 (f64)
-            variance = (prior_variance - v.pow(2).sum(-2)).clamp_min(floor)
-            covariance = DiagLinearOperator(variance.reshape(*batch, 1))
-        else:  # each batch's q x q joint covariance
-            V = v.transpose(-1, -2).reshape(*batch, q, -1)  # ... x q x n
-            covariance = DenseLinearOperator(
-                self.covar_module(X).to_dense() - V @ V.transpose(-1, -2))
+        if shared is not None:
+            mean, covariance = self._joint_beside_shared_points(X, shared, L, alpha)
+            covariance = DenseLinearOperator(covariance)
+        else:
+            flat = X.reshape(-1, X.shape[-1])
+            k_star = self.covar_module(flat, self.train_inputs[0]).to_dense()  # N x n
+            mean = self.mean_module(flat) + k_star @ alpha
+            v = torch.linalg.solve_triangular(L, k_star.transpose(-1, -2), upper=False)
+            if q == 1:
+                prior_variance = self.covar_module(flat, diag=True)
+                floor = gpytorch_settings.min_variance.value(prior_variance.dtype)  # 1e-10
+                variance = (prior_variance - v.pow(2).sum(-2)).clamp_min(floor)
+                covariance = DiagLinearOperator(variance.reshape(*batch, 1))
+            else:  # each batch's q x q joint covariance
+                V = v.transpose(-1, -2).reshape(*batch, q, -1)  # ... x q x n
+                covariance = DenseLinearOperator(
+                    self.covar_module(X).to_dense() - V @ V.transpose(-1, -2))
         mvn = MultivariateNormal(mean.reshape(*batch, q), covariance)
         posterior = GPyTorchPosterior(mvn)
         if hasattr(self, "outcome_transform"):

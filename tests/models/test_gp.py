@@ -8,7 +8,7 @@ from gpytorch.mlls import ExactMarginalLogLikelihood
 
 from bodi.hed.dictionaries import make_dictionary
 from bodi.models.gp import fit_model, lengthscales, make_hed_model
-from bodi.models.single_task import FastSingleTaskGP
+from bodi.models.single_task import MAX_FAST_JOINT_POINTS, FastSingleTaskGP
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
 
 MIXED = SearchSpace(
@@ -58,6 +58,43 @@ def test_flat_posterior_equals_singletaskgp_posterior(dtype):
             ours, reference = model.posterior(batch), SingleTaskGP.posterior(model, batch)
         torch.testing.assert_close(ours.mean, reference.mean)
         torch.testing.assert_close(ours.covariance_matrix, reference.covariance_matrix)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_joint_posterior_with_points_every_batch_shares_equals_singletaskgps(dtype, monkeypatch):
+    """qLogNEI's baseline in front of each candidate and the pending points behind it are the
+    same in every batch: measured once, with the posterior of GPyTorch's computation."""
+    dictionary = make_dictionary("diverse", 24, MIXED.cardinalities, seed=5)
+    train_X, train_Y = (t.to(dtype) for t in _data(MIXED, n=20))
+    model = fit_model(make_hed_model(train_X, train_Y, MIXED, dictionary), maxiter=20)
+    g = torch.Generator().manual_seed(8)
+    baseline, pending = (MIXED.sample(k, generator=g).to(dtype) for k in (10, 2))
+    for varying in (1, 3, 9):  # 9 candidates per batch: more than the fast path takes
+        candidates = MIXED.sample(4 * varying, generator=g).to(dtype).view(4, varying, -1)
+        X = torch.cat([baseline.expand(4, -1, -1), candidates, pending.expand(4, -1, -1)], -2)
+        with torch.no_grad(), monkeypatch.context() as patch:
+            reference = SingleTaskGP.posterior(model, X)
+            if varying <= MAX_FAST_JOINT_POINTS:  # computed here, not by GPyTorch
+                patch.setattr(SingleTaskGP, "posterior", None)
+            ours = model.posterior(X)
+        assert ours.mean.shape == reference.mean.shape == (4, 12 + varying, 1)
+        torch.testing.assert_close(ours.mean, reference.mean)
+        torch.testing.assert_close(ours.covariance_matrix, reference.covariance_matrix)
+
+
+def test_points_shared_by_batch():
+    from bodi.models.single_task import points_shared_by_batch
+
+    X = torch.arange(24.0).view(2, 4, 3)
+    assert points_shared_by_batch(X) is None  # nothing shared
+    X[1, 0] = X[0, 0]
+    X[1, 3] = X[0, 3]
+    assert points_shared_by_batch(X).tolist() == [True, False, False, True]
+    assert points_shared_by_batch(X.view(2, 1, 4, 3)).tolist() == [True, False, False, True]
+    assert points_shared_by_batch(X[:1]) is None  # one batch: nothing to share
+    assert points_shared_by_batch(X[0]) is None  # not a batch
+    assert points_shared_by_batch(X[:, :1]) is None  # every point shared
+    assert points_shared_by_batch(X.expand(3, 2, 4, 3)[:, :1]) is None  # equal batches
 
 
 def test_fit_improves_marginal_likelihood_and_reports_lengthscales():
