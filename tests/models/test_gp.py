@@ -80,6 +80,11 @@ def test_joint_posterior_with_points_every_batch_shares_equals_singletaskgps(dty
         assert ours.mean.shape == reference.mean.shape == (4, 12 + varying, 1)
         torch.testing.assert_close(ours.mean, reference.mean)
         torch.testing.assert_close(ours.covariance_matrix, reference.covariance_matrix)
+    X = X.view(2, 2, *X.shape[-2:])[..., :13, :]  # two batch dimensions: 10 shared, 3 not
+    with torch.no_grad():
+        ours, reference = model.posterior(X), SingleTaskGP.posterior(model, X)
+    torch.testing.assert_close(ours.mean, reference.mean)
+    torch.testing.assert_close(ours.covariance_matrix, reference.covariance_matrix)
 
 
 def test_points_shared_by_batch():
