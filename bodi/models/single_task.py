@@ -48,10 +48,9 @@ def scaled_sum(covar: Kernel) -> tuple[ScaleKernel, ScaleKernel] | None:
     return main, fixed
 
 
-#: the largest ``q`` of a ``b x q x dim`` batch whose joint posterior
-#: :meth:`FastSingleTaskGP.posterior` computes itself (a suggestion beside a few pending
-#: points); larger joint batches (e.g. qLogNEI's baseline with its candidates, whose training
-#: block BoTorch caches) keep GPyTorch's lazy computation
+#: the most points of a ``b x q x dim`` batch, beside those every batch shares, whose joint
+#: posterior :meth:`FastSingleTaskGP.posterior` computes itself (a suggestion beside pending
+#: points, behind qLogNEI's baseline); larger joint batches keep GPyTorch's lazy computation
 MAX_FAST_JOINT_POINTS = 8
 
 
@@ -84,7 +83,10 @@ class FastSingleTaskGP(SingleTaskGP):
     ``k(X_b, X_b) - (L^{-1} k_*b)^T (L^{-1} k_*b)`` (``q x q``),
 
     with ``L L^T = K + sigma^2 I`` and ``alpha = (K + sigma^2 I)^{-1} (y - m)`` cached after the
-    fit. Values equal ``SingleTaskGP.posterior`` (tested); larger ``q`` use the parent method.
+    fit. Points that every batch holds in the same place (pending points, qLogNEI's baseline;
+    :func:`points_shared_by_batch`) are measured once and the joint covariance is built in
+    block form, so only the other points count against ``MAX_FAST_JOINT_POINTS``. Values
+    equal ``SingleTaskGP.posterior`` (tested); larger joint batches use the parent method.
     """
 
     _marginal_cache: tuple[Tensor, Tensor] | None = None
