@@ -47,6 +47,17 @@ def ask_seconds(d: int, n: int, repeats: int, n_init: int | None = None,
     told (other workers' evaluations), each timed ask is a joint suggestion beside them."""
     problem = planted_binary(d, seed=0) if problem is None else get_problem(
         problem.format(d=d))
+    opt = told_optimizer(problem, n, n_init, failed, **options)
+    if pending:
+        opt.ask(pending)  # left pending for the timed asks
+    return timed_asks(opt, problem, repeats)
+
+
+def told_optimizer(problem, n: int, n_init: int | None = None, failed: int = 0,
+                   **options) -> bodi.BODi:
+    """A BODi (seed 0) on ``problem`` told ``n`` observations: the ``n_init`` (default ``n``)
+    of its initial design, then uniform random points (seed 1), the last ``failed`` of them
+    told as failed trials."""
     n_init = n if n_init is None else min(n_init, n)
     opt = bodi.BODi(problem.space, seed=0, n_init=n_init, **options)
     design = opt.ask(n_init)
@@ -56,9 +67,7 @@ def ask_seconds(d: int, n: int, repeats: int, n_init: int | None = None,
             problem.space.sample(n - n_init, generator=torch.Generator().manual_seed(1)))
         values = problem.evaluate(later).tolist()
         opt.tell(later, values[:len(values) - failed] + [None] * failed)
-    if pending:
-        opt.ask(pending)  # left pending for the timed asks
-    return timed_asks(opt, problem, repeats)
+    return opt
 
 
 def timed_asks(opt, problem, repeats: int) -> list[float]:

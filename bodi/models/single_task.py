@@ -204,6 +204,15 @@ class FastSingleTaskGP(SingleTaskGP):
             self._loss_input_cache = None
         return super().train(mode)
 
+    def _against_training_inputs(self, flat: Tensor, L: Tensor,
+                                 alpha: Tensor) -> tuple[Tensor, Tensor]:
+        """The posterior mean ``m + k_*^T alpha`` (``N``) of ``N x dim`` points and
+        ``v = L^{-1} k_*`` (``n x N``), from their one cross-covariance with the training
+        inputs."""
+        k_star = self.covar_module(flat, self.train_inputs[0]).to_dense()  # N x n
+        mean = self.mean_module(flat) + k_star @ alpha
+        return mean, torch.linalg.solve_triangular(L, k_star.transpose(-1, -2), upper=False)
+
     def _joint_beside_shared_points(self, X: Tensor, shared: Tensor, L: Tensor,
                                     alpha: Tensor) -> tuple[Tensor, Tensor]:
         """The joint posterior's mean (``batch x q``) and covariance (``batch x q x q``) of
@@ -219,11 +228,9 @@ class FastSingleTaskGP(SingleTaskGP):
         batch, dim = X.shape[:-2], X.shape[-1]
         points = X.reshape(-1, *X.shape[-2:])[0][shared]  # S x dim
         others = X[..., ~shared, :]  # batch x r x dim
-        flat = torch.cat([points, others.reshape(-1, dim)])
-        k_star = self.covar_module(flat, self.train_inputs[0]).to_dense()  # (S + B r) x n
-        flat_mean = self.mean_module(flat) + k_star @ alpha
-        W = torch.linalg.solve_triangular(L, k_star.transpose(-1, -2), upper=False).transpose(
-            -1, -2)  # (S + B r) x n
+        flat_mean, v = self._against_training_inputs(
+            torch.cat([points, others.reshape(-1, dim)]), L, alpha)
+        W = v.transpose(-1, -2)  # (S + B r) x n
         S, r = len(points), others.shape[-2]
         W_S, W_R = W[:S], W[S:].reshape(*batch, r, -1)
         cross = self.covar_module(others, points.expand(*batch, S, dim)).to_dense() - (
@@ -271,9 +278,7 @@ class FastSingleTaskGP(SingleTaskGP):
             covariance = DenseLinearOperator(covariance)
         else:
             flat = X.reshape(-1, X.shape[-1])
-            k_star = self.covar_module(flat, self.train_inputs[0]).to_dense()  # N x n
-            mean = self.mean_module(flat) + k_star @ alpha
-            v = torch.linalg.solve_triangular(L, k_star.transpose(-1, -2), upper=False)
+            mean, v = self._against_training_inputs(flat, L, alpha)
             if q == 1:
                 prior_variance = self.covar_module(flat, diag=True)
                 floor = gpytorch_settings.min_variance.value(prior_variance.dtype)  # 1e-10
