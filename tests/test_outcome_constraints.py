@@ -8,7 +8,7 @@ from botorch.acquisition.multi_objective.logei import qLogNoisyExpectedHypervolu
 
 import bodi
 from bodi import Outcome
-from bodi.optimizers.bo import penalize_infeasible
+from bodi.optimizers.gp_optimizer import penalize_infeasible
 from bodi.optimizers.registry import make_optimizer
 from bodi.space import Binary, SearchSpace
 
@@ -41,7 +41,7 @@ def test_bodi_finds_the_best_feasible_point_and_reports_only_feasible_ones():
 
 def _acquisition(opt):
     """The acquisition function of the next suggestion (captured)."""
-    import bodi.optimizers.bo as bo
+    import bodi.optimizers.gp_optimizer as bo
 
     captured = []
     original = bo.make_acquisition

@@ -1,6 +1,6 @@
 """Baseline optimizers of the benchmark, each behind :class:`bodi.optimizers.Optimizer`.
 
-GP baselines share BODi's loop (:class:`bodi.optimizers.bo.GPOptimizer`) and differ in the
+GP baselines share BODi's loop (:class:`bodi.optimizers.gp_optimizer.GPOptimizer`) and differ in the
 model: CASMOPOLITAN (overlap kernel + Hamming trust region), COMBO (diffusion kernel) and
 BoTorch's ``MixedSingleTaskGP``. SMAC, TPE and NGOpt drive the real ``smac``, ``optuna`` and
 ``nevergrad`` packages; simulated annealing follows MCBO's, and

@@ -19,7 +19,7 @@ from botorch.models.model import Model
 from torch import Tensor
 
 from bodi.models.gp import fit_model
-from bodi.optimizers.bo import GPOptimizer
+from bodi.optimizers.gp_optimizer import GPOptimizer
 from bodi.space import SearchSpace
 
 

@@ -27,12 +27,12 @@ from torch import Tensor
 
 from bodi.models.gp import fit_model, make_gp
 from bodi.models.surrogates import make_overlap_kernel
-from bodi.optimizers.bo import GPOptimizer
+from bodi.optimizers.gp_optimizer import GPOptimizer
 from bodi.space import SearchSpace
 
 
 class CASMOPOLITAN(GPOptimizer):
-    """CASMOPOLITAN; the options are those of :class:`bodi.optimizers.bo.GPOptimizer`
+    """CASMOPOLITAN; the options are those of :class:`bodi.optimizers.gp_optimizer.GPOptimizer`
     (``trust_region=True`` by default: CASMOPOLITAN's sizes)."""
 
     def __init__(self, space: SearchSpace, *, trust_region: Any = True, **kwargs: Any) -> None:

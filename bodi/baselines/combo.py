@@ -19,7 +19,7 @@ from torch import Tensor
 
 from bodi.models.gp import fit_model, make_gp
 from bodi.models.surrogates import make_diffusion_kernel
-from bodi.optimizers.bo import GPOptimizer
+from bodi.optimizers.gp_optimizer import GPOptimizer
 
 
 class COMBO(GPOptimizer):

@@ -207,7 +207,7 @@ def spec_with_expected_improvement(method: str) -> str:
     a problem that is not all-categorical (after the earlier steps): a ``bodi`` spec without
     an ``acquisition`` option gets their ``acquisition=logei`` (``"bodi"`` ->
     ``"bodi[acquisition=logei]"``); other specs and methods are unchanged."""
-    from bodi.optimizers.bo import DEFAULT_ACQUISITION
+    from bodi.optimizers.gp_optimizer import DEFAULT_ACQUISITION
 
     return _with_option_if_unset(method, "acquisition", DEFAULT_ACQUISITION)
 

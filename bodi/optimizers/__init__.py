@@ -2,6 +2,7 @@
 
 from bodi.optimizers.base import Optimizer
 from bodi.optimizers.bo import BODi
+from bodi.optimizers.gp_optimizer import GPOptimizer
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.optimizers.random_search import RandomSearch
 from bodi.optimizers.registry import METHODS, make_optimizer, optimizer_class, parse_method
@@ -10,6 +11,7 @@ from bodi.trials import History, Outcome, Trial
 __all__ = [
     "METHODS",
     "BODi",
+    "GPOptimizer",
     "History",
     "ModelBasedOptimizer",
     "Optimizer",

@@ -9,7 +9,7 @@ import torch
 import bodi
 from bodi.acquisition.trust_region import TrustRegionSettings
 from bodi.novelty import SearchSpaceExhaustedError
-from bodi.optimizers.bo import DESIGN_FEW, LOCAL_MODEL_MIN_POINTS, nearest_rows
+from bodi.optimizers.gp_optimizer import DESIGN_FEW, LOCAL_MODEL_MIN_POINTS, nearest_rows
 from bodi.optimizers.registry import make_optimizer
 from bodi.problems import planted_binary, planted_categorical, planted_mixed
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
@@ -862,7 +862,7 @@ def test_design_in_model_auto_leaves_out_a_design_that_does_not_fit_the_later_tr
 
 def test_design_in_model_auto_refit_uses_the_fit_with_the_larger_held_out_density():
     from bodi.models.gp import leave_one_out_log_densities
-    from bodi.optimizers.bo import squash_outcomes
+    from bodi.optimizers.gp_optimizer import squash_outcomes
 
     problem = planted_binary(24, seed=1)
     opt = bodi.BODi(problem.space, seed=0, n_init=12, design_in_model="auto-refit", **FAST)

@@ -1,0 +1,778 @@
+"""The GP loop shared by every GP method of bodi (:class:`GPOptimizer`).
+
+Per suggestion, after the shared initial design: fit a GP (``make_model``), build the
+acquisition function and maximize it by local search (optionally inside a Hamming trust
+region). BODi (:mod:`bodi.optimizers.bo`), CASMOPOLITAN, COMBO and BoTorch's mixed GP
+(:mod:`bodi.baselines`) differ only in the model (and CASMOPOLITAN in the trust region).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from botorch.models.deterministic import GenericDeterministicModel
+from botorch.models.model import Model, ModelList
+from torch import Tensor
+
+from bodi.acquisition import make_acquisition, optimize_acquisition
+from bodi.acquisition.coarse_to_fine import GroupMoveAcquisition, Groups, coarse_groups
+from bodi.acquisition.factory import check_acquisition
+from bodi.acquisition.optimize import OnModelDevice, check_acquisition_optimizer
+from bodi.acquisition.thompson import thompson_sample
+from bodi.acquisition.trust_region import (
+    TrustRegion,
+    TrustRegionSettings,
+    complete_trust_region,
+    discrete_moves,
+    reaches_uniform_points,
+    region_from_state,
+    trust_region_state,
+)
+from bodi.checks import check_integer
+from bodi.device import dtype_name, model_tensor_kwargs
+from bodi.diagnostics import logger
+from bodi.directions import check_directions
+from bodi.models.gp import leave_one_out_log_densities, warm_started_fits
+from bodi.models.noise import exact_matches
+from bodi.models.warping import check_outcome_warping, warp_outcomes
+from bodi.novelty import SearchSpaceExhaustedError
+from bodi.optimizers.model_based import ModelBasedOptimizer
+from bodi.pareto import (
+    chebyshev_utility,
+    infer_reference_point,
+    random_weights,
+    running_hypervolume,
+)
+from bodi.seeding import derive_seed
+from bodi.space import DTYPE, Binary, SearchSpace, Value
+from bodi.storage import Storage
+
+DEFAULT_MAX_MODEL_POINTS = 1000
+#: with ``local_model``, the model always sees at least this many trials (the nearest the
+#: trust region's centre), however small the region
+LOCAL_MODEL_MIN_POINTS = 20
+#: with ``design_in_model="few"``, the model keeps this many of the initial design's points
+#: (its first ones, as in a design of this size) and the design's best
+DESIGN_FEW = 5
+#: the values of ``design_in_model``
+DESIGN_IN_MODEL = ("all", "few", "auto", "auto-refit", "reach")
+#: the values of ``failed_trials``: what the GP learns from a failed trial (one whose
+#: objective raised or returned NaN or inf)
+FAILED_TRIALS = ("ignore", "worst", "constraint")
+#: the acquisition function of the GP optimizers unless one is asked for
+DEFAULT_ACQUISITION = "logei"
+#: the acquisition that ``acquisition="ucb"`` gives way to before ``ucb_after`` trials have
+#: completed and from ``ucb_until`` of the ``budget`` on
+UCB_GIVES_WAY_TO = "logei"
+#: the one acquisition that weighs by the failure constraint (``failed_trials="constraint"``)
+FAILURE_CONSTRAINT_ACQUISITION = "logei"
+#: the acquisitions that ``failed_trials="constraint"`` goes with: once a trial has failed,
+#: each suggestion uses :data:`FAILURE_CONSTRAINT_ACQUISITION` (the upper confidence bound
+#: has no form weighted by a constraint's probability)
+WEIGHED_BY_FAILURES = ("logei", "ucb")
+#: with ``design_in_model="auto"``, the fit without the far design points starts from the
+#: fit on every trial and runs at most this many L-BFGS-B iterations (a full fit: 100)
+WARM_FIT_MAXITER = 25
+
+
+class GPOptimizer(ModelBasedOptimizer):
+    """The GP loop shared by BODi and the GP baselines.
+
+    Args:
+        space, seed, direction, storage, study_name, on_pending, max_attempts,
+            allow_repeats: see :class:`bodi.optimizers.Optimizer`.
+        n_init: size of the initial design (:func:`bodi.initial_design.initial_design`);
+            ``0`` when the initial points come from elsewhere (until two values are known,
+            points are then drawn uniformly).
+        design: the initial design's kind, ``"uniform"`` (default, shift-invariant) or
+            ``"sparsity"`` (the paper authors'); see :mod:`bodi.initial_design`.
+        acquisition: ``"logei"`` (default), ``"ucb"`` or ``"ts"`` (Thompson sampling over
+            random points of the trust region and the incumbent's neighbours,
+            :mod:`bodi.acquisition.thompson`; ``raw_samples`` sets the number of random points).
+        num_restarts, raw_samples: local-search starts and the random pool they are chosen from.
+        acquisition_optimizer: ``"auto"`` (vectorised local search in fully discrete spaces or
+            with a trust region, BoTorch's ``optimize_acqf_mixed_alternating`` otherwise),
+            ``"local"``, ``"botorch"`` or ``"ga"`` (MCBO's genetic algorithm,
+            :func:`bodi.acquisition.genetic.genetic_search`).
+        acquisition_options: extra options for the acquisition optimizer.
+        ucb_beta: ``beta`` of UCB.
+        ucb_after: with ``acquisition="ucb"``, the suggestions made while fewer than this
+            many trials have completed use the expected improvement
+            (:data:`UCB_GIVES_WAY_TO`) instead, UCB those after; ``0`` (default): UCB from
+            the first model-based suggestion.
+        budget: the number of evaluations planned (finished trials, as
+            :func:`bodi.minimize`'s ``budget``, which passes it), or ``None`` (default): not
+            known. Only ``ucb_until`` uses it. Not stored with the study, so that a study may
+            continue with a larger budget.
+        ucb_until: with ``acquisition="ucb"`` and a known ``budget``: once this fraction of
+            the budget has finished, the suggestions use the expected improvement
+            (:data:`UCB_GIVES_WAY_TO`), so that the last evaluations exploit; ``None``
+            (default): UCB to the end.
+        trust_region: ``False`` (search the whole space), ``True`` (the class's
+            :attr:`default_trust_region`: CASMOPOLITAN's trust region with its default sizes,
+            BODi's with its own rule for the box), a :class:`TrustRegionSettings` or a dict
+            of its fields, set on top of :attr:`default_trust_region`
+            (:func:`bodi.acquisition.trust_region.complete_trust_region`).
+        device: where the model and the acquisition values are computed (``"cpu"``, the
+            default, or ``"cuda"``/``"cuda:1"``). Not stored with the study: a study run on a
+            GPU resumes on the CPU (:mod:`bodi.device`).
+        dtype: the model's precision, ``"float64"`` (default) or ``"float32"``; stored with
+            the study, since it changes the suggestions.
+        directions: one direction per objective (see :class:`bodi.optimizers.Optimizer`).
+            With ``k > 1`` objectives each is modelled by its own GP (``make_model``; a
+            BoTorch ``ModelList``) and the acquisition function is qLogNEHVI
+            (:func:`bodi.acquisition.make_acquisition`); the trust region grows and shrinks
+            with the hypervolume instead of the best value, and is centred at the best point
+            of a random augmented Chebyshev scalarization (a different part of the Pareto
+            front each iteration, :func:`bodi.pareto.chebyshev_utility`).
+        ref_point: the hypervolume's reference point, one value per objective in the
+            objectives' own units and directions (the worst values still of interest, e.g.
+            ``[1.0, 50]`` for "error at most 1, cost at most 50"); default: inferred from the
+            observed Pareto front each iteration (BoTorch's ``infer_reference_point``).
+        known_objectives: objectives that are known functions of the parameters (e.g. the
+            summed cost of the selected features): ``{index: function(params) -> float}``, or
+            ``{index: {binary parameter name: weight}}`` for a weighted sum of binary
+            parameters (one matrix product for a whole batch of candidates; a function is
+            called on each decoded candidate, which costs more). They are computed exactly
+            instead of modelled (BoTorch's ``GenericDeterministicModel``); the objective
+            function still returns all values. They are not stored with a study: pass them
+            again to continue it.
+        max_model_points: fit the GP on at most this many completed trials: the ones nearest
+            the trust region's centre (the incumbent without a region; Hamming distance on
+            the binary/categorical columns plus L1 on the others), as TuRBO and CASMOPOLITAN
+            model locally. An exact GP costs ``O(n^3)`` to fit and ``O(n^2)`` per scored
+            candidate; the cap bounds both (``None``: every trial; the default, 1000, leaves
+            studies of up to 1000 evaluations unchanged; measured in docs/speed.md).
+        outcome_constraints: the number of black-box constraint values per evaluation (see
+            :class:`bodi.optimizers.Optimizer`). Each is modelled by its own GP, and the
+            acquisition is constrained qLogNEI (qLogNEHVI with several objectives): each sample
+            weighted by the smoothed probability that all constraints hold. Until a feasible
+            trial is found the trust region follows the least violation.
+        coarse_steps: the first this many suggestions after the initial design move groups
+            of parameters together, from 5 groups to single parameters
+            (:mod:`bodi.acquisition.coarse_to_fine`); ``0`` (default): never.
+        local_model: fit the GP only on the completed trials inside the trust region (and the
+            :data:`LOCAL_MODEL_MIN_POINTS` nearest its centre, at most ``max_model_points``),
+            so that far points, such as most of a random initial design, do not set the
+            model's length scales near the incumbent; needs a trust region. ``False``
+            (default): every trial (up to ``max_model_points``).
+        design_in_model: which of the initial design's completed trials the model is fitted
+            on (with every later trial): ``"all"`` (the GP baselines' default), ``"few"`` (the
+            design's first :data:`DESIGN_FEW` points and its best, so that random points far
+            from the incumbent do not set the model's length scales and noise), ``"auto"``
+            (bodi 0.5's and 0.6's default): for each suggestion both are fitted and the one
+            that predicts the trials they share better is used (mean leave-one-out log
+            density in the outcomes' units, :func:`bodi.models.gp.leave_one_out_log_densities`);
+            the second fit starts from the first's hyperparameters and stops after
+            :data:`WARM_FIT_MAXITER` iterations (``"auto-refit"``: a full fit from scratch,
+            1.6 times the time per suggestion at d = 60, n = 100; docs/speed.md), or
+            ``"reach"`` (BODi's default since bodi 0.7): ``"all"`` without a trust region or
+            where the region at its largest reaches a typical uniform point from any centre
+            (the expected Hamming distance ``sum_i (1 - 1 / C_i)`` at most ``max_radius``,
+            30 by default: up to 60 binary parameters;
+            :func:`~bodi.acquisition.trust_region.reaches_uniform_points`), ``"auto"``
+            otherwise, since design points beyond the region's reach bear on its model only
+            through the hyperparameters.
+        outcome_warping: a strictly increasing map of each objective's values before the
+            model sees them (:mod:`bodi.models.warping`): ``"none"`` (default), ``"rank"``
+            (the Gaussian copula of the values' ranks) or ``"power"`` (a fitted Yeo-Johnson
+            transform); the expected improvement is then over the incumbent's warped value.
+            One objective only; outcome constraints are modelled as they are.
+        failed_trials: what the GP learns from a failed trial: ``"ignore"`` (default):
+            nothing (the search only never proposes its point again); ``"worst"``: its point
+            enters the model with the worst completed outcome in each column (the smallest
+            model objective, the largest constraint value), as the baselines that minimize a
+            loss of their own score a failure (:meth:`bodi.trials.History.finished_losses`),
+            so that a region that fails is learned as bad; the acquisition's incumbent stays
+            the best completed trial; ``"constraint"``: an unknown constraint, a GP of the
+            indicator (+1 failed, -1 completed) on every trial beside the objective's model,
+            which the acquisition weights by the probability that it holds (as an outcome
+            constraint), so that the objective's fit never sees an imputed value; with
+            ``acquisition="logei"`` or ``"ucb"``: once a trial has failed, the suggestions
+            use the constrained LogEI (:data:`FAILURE_CONSTRAINT_ACQUISITION`).
+
+    Subclasses implement :meth:`make_model` and extend :meth:`settings`.
+    """
+
+    min_completed = 2  # a GP needs two values
+    takes_device: ClassVar[bool] = True
+    supports_multi_objective: ClassVar[bool] = True
+    supports_outcome_constraints: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        space: SearchSpace,
+        *,
+        seed: int = 0,
+        direction: str = "minimize",
+        n_init: int = 20,
+        acquisition: str = DEFAULT_ACQUISITION,
+        num_restarts: int = 10,
+        raw_samples: int = 1024,
+        acquisition_optimizer: str = "auto",
+        acquisition_options: dict[str, Any] | None = None,
+        ucb_beta: float = 2.0,
+        ucb_after: int = 0,
+        budget: int | None = None,
+        ucb_until: float | None = None,
+        trust_region: bool | TrustRegionSettings | dict[str, Any] = False,
+        device: str | torch.device | None = None,
+        dtype: str | torch.dtype = "float64",
+        ref_point: Sequence[float] | None = None,
+        known_objectives: Mapping[int, Callable[[dict[str, Value]], float]] | None = None,
+        max_model_points: int | None = DEFAULT_MAX_MODEL_POINTS,
+        coarse_steps: int = 0,
+        local_model: bool = False,
+        design_in_model: str = "all",
+        outcome_warping: str = "none",
+        failed_trials: str = "ignore",
+        storage: str | Path | Storage | None = None,
+        study_name: str | None = None,
+        on_pending: str = "reissue",
+        **kwargs: Any,
+    ) -> None:
+        if not isinstance(space, SearchSpace):
+            raise ValueError(f"space must be a bodi.SearchSpace, got {type(space).__name__}")
+        directions = check_directions(direction, kwargs.get("directions"))
+        check_acquisition(acquisition, len(directions), kwargs.get("outcome_constraints") or 0)
+        self.ref_point, self.known_objectives = _check_multi_objective_options(
+            space, directions, ref_point, known_objectives)
+        trust_region = _check_gp_options(dict(
+            acquisition=acquisition, num_restarts=num_restarts, raw_samples=raw_samples,
+            acquisition_optimizer=acquisition_optimizer, acquisition_options=acquisition_options,
+            ucb_beta=ucb_beta, ucb_after=ucb_after, budget=budget, ucb_until=ucb_until,
+            trust_region=trust_region, max_model_points=max_model_points,
+            device=device, dtype=dtype, coarse_steps=coarse_steps, local_model=local_model,
+            design_in_model=design_in_model, outcome_warping=outcome_warping,
+            failed_trials=failed_trials), space, self.default_trust_region)
+        if outcome_warping != "none" and len(directions) > 1:
+            raise ValueError("outcome_warping is for one objective: a warping of each objective "
+                             "would change the hypervolume the search maximizes")
+        self.tensor_kwargs = model_tensor_kwargs(device, dtype)
+        self.acquisition = acquisition
+        self.num_restarts = num_restarts
+        self.raw_samples = raw_samples
+        self.acquisition_optimizer = acquisition_optimizer
+        self.acquisition_options = dict(acquisition_options or {})
+        self.ucb_beta = ucb_beta
+        self.ucb_after = ucb_after
+        self.budget, self.ucb_until = budget, ucb_until
+        self.max_model_points = max_model_points
+        self.coarse_steps = coarse_steps
+        self.local_model = local_model
+        self.design_in_model = design_in_model
+        self.outcome_warping = outcome_warping
+        self.failed_trials = failed_trials
+        self.trust_region_settings: TrustRegionSettings | None = trust_region or None
+        self.model: Model | None = None
+        self.region: TrustRegion | None = None
+        super().__init__(space, seed=seed, direction=direction, n_init=n_init, storage=storage,
+                         study_name=study_name, on_pending=on_pending, **kwargs)
+
+    @classmethod
+    def _check_space_free_options(cls, options: dict[str, Any]) -> None:
+        super()._check_space_free_options(options)
+        _check_gp_options(options, None, cls.default_trust_region)
+
+    def settings(self) -> dict[str, Any]:
+        """The keyword settings of this optimizer (what a stored study needs to rebuild it)."""
+        tr = self.trust_region_settings
+        return {
+            **super().settings(),  # n_init
+            "acquisition": self.acquisition,
+            "num_restarts": self.num_restarts,
+            "raw_samples": self.raw_samples,
+            "acquisition_optimizer": self.acquisition_optimizer,
+            "acquisition_options": self.acquisition_options,
+            "ucb_beta": self.ucb_beta,
+            "ucb_after": self.ucb_after,
+            "ucb_until": self.ucb_until,
+            "trust_region": False if tr is None else dict(tr.__dict__),
+            "dtype": dtype_name(self.dtype),
+            "ref_point": self.ref_point,
+            "max_model_points": self.max_model_points,
+            "coarse_steps": self.coarse_steps,
+            "local_model": self.local_model,
+            "design_in_model": self.design_in_model,
+            "outcome_warping": self.outcome_warping,
+            "failed_trials": self.failed_trials,
+        }
+
+    #: the trust region that ``trust_region=True`` means and that a dict of fields completes
+    default_trust_region: ClassVar[TrustRegionSettings] = TrustRegionSettings()
+
+    # studies stored before the dtype (ref_point, max_model_points, coarse_steps,
+    # local_model, design_in_model, outcome_warping, failed_trials, ucb_after, ucb_until)
+    # option existed ran in float64 (one objective, every trial in the model, no group moves,
+    # the values as they are, failed trials not in the model, UCB from the first suggestion
+    # to the last)
+    legacy_settings: ClassVar[dict[str, Any]] = {
+        **ModelBasedOptimizer.legacy_settings, "dtype": "float64", "ref_point": None,
+        "max_model_points": None, "coarse_steps": 0, "local_model": False,
+        "design_in_model": "all", "outcome_warping": "none", "failed_trials": "ignore",
+        "ucb_after": 0, "ucb_until": None,
+    }
+
+    @classmethod
+    def complete_settings(cls, stored: dict[str, Any]) -> dict[str, Any]:
+        """Stored settings completed, the trust region's with the fields an older study did
+        not record."""
+        settings = super().complete_settings(stored)
+        if isinstance(settings.get("trust_region"), dict):
+            settings["trust_region"] = dict(
+                TrustRegionSettings(**settings["trust_region"]).__dict__)
+        return settings
+
+    @property
+    def device(self) -> torch.device:
+        """Where the model computes (see :mod:`bodi.device`)."""
+        return self.tensor_kwargs["device"]
+
+    @property
+    def dtype(self) -> torch.dtype:
+        """The model's precision."""
+        return self.tensor_kwargs["dtype"]
+
+    def make_model(self, train_X: Tensor, train_Y: Tensor) -> Model:
+        """A fitted model of ``n x dim`` inputs and ``n x 1`` outcomes (larger is better)."""
+        raise NotImplementedError
+
+    def reference_point(self) -> Tensor:
+        """``k`` hypervolume reference point in the larger-is-better orientation: the given
+        ``ref_point`` or one inferred from the completed trials."""
+        if self.ref_point is not None:
+            return torch.tensor(self.ref_point, dtype=DTYPE) * self.signs
+        Y, feasible = self.Y_completed, self.feasible_completed
+        return infer_reference_point(Y[feasible] if feasible.any() else Y)
+
+    def utility(self) -> Tensor:
+        """``n`` scalar utilities of the completed trials, larger is better: the value with one
+        objective; with several, an augmented Chebyshev scalarization with weights drawn anew
+        each iteration (seeded), whose best point is on the Pareto front."""
+        Y = self.Y_completed
+        if not self.is_multi_objective:
+            utility = Y.squeeze(-1)
+        else:
+            g = torch.Generator().manual_seed(derive_seed(self.seed, len(self.trials), 0xC4EB))
+            utility = chebyshev_utility(Y, random_weights(self.n_objectives, g))
+        return penalize_infeasible(utility, self.C_completed)
+
+    def trust_region(self) -> TrustRegion | None:
+        """The current trust region (``None``: search the whole space). With several
+        objectives its size follows the hypervolume of the trials so far (an improvement is a
+        larger hypervolume)."""
+        settings = self.trust_region_settings
+        if settings is None:
+            return None
+        progress = self.progress()
+        # which steps moved the discrete incumbent: only the box's own rule asks, and only a
+        # space with a box (continuous/integer parameters) has a use for the answer
+        moved = (discrete_moves(self.X_completed[:, self.space.discrete_dims], progress)
+                 if settings.box_failure_tolerance is not None and self.space.ordinal_dims
+                 else None)
+        state = trust_region_state(progress, self.n_init, settings,
+                                   len(self.space.discrete_dims), moved)
+        return region_from_state(self.space, state, self.X_completed,
+                                 self.utility().unsqueeze(-1))
+
+    def progress(self) -> list[float]:
+        """The completed trials' progress in order, larger is better, where a step improves
+        when its entry exceeds every earlier one: the value with one objective (infeasible
+        trials below every feasible one), the hypervolume so far with several."""
+        Y = self.Y_completed
+        if self.is_multi_objective:
+            ref = self.reference_point()
+            Y = torch.where(self.feasible_completed.unsqueeze(-1), Y, ref - 1)  # adds nothing
+            return running_hypervolume(Y, ref)
+        return penalize_infeasible(Y.squeeze(-1), self.C_completed).tolist()
+
+    def make_objective_model(self, train_X: Tensor, train_Y: Tensor) -> Model:
+        """The model of all ``k`` objectives (``train_Y``: ``n x k``): :meth:`make_model`
+        for one; for several, a ``ModelList`` of one fitted model per objective, with the
+        ``known_objectives`` computed exactly."""
+        if train_Y.shape[-1] == 1:
+            return self.make_model(train_X, train_Y)
+        models = [
+            self._known_model(i, self.known_objectives[i]) if i in self.known_objectives
+            else self.make_model(train_X, train_Y[:, i : i + 1])
+            for i in range(train_Y.shape[-1])
+        ]
+        return ModelList(*models)
+
+    def _known_model(self, index: int,
+                     function: Callable[[dict[str, Value]], float] | Mapping[str, float]) -> Model:
+        """Objective ``index`` as ``GenericDeterministicModel``: ``function`` of the decoded
+        parameters of each ``... x dim`` point (or the weighted sum of the encoded binary
+        columns), in the larger-is-better orientation."""
+        space, sign = self.space, float(self.signs[index])
+        if isinstance(function, Mapping):
+            names = [p.name for p in space.parameters]
+            weights = torch.zeros(space.dim, dtype=DTYPE)
+            for name, weight in function.items():
+                weights[names.index(name)] = sign * float(weight)
+
+            def linear(X: Tensor) -> Tensor:
+                return (X @ weights.to(X)).unsqueeze(-1)
+
+            return GenericDeterministicModel(linear, num_outputs=1)
+
+        def exact(X: Tensor) -> Tensor:
+            flat = space.round(X.detach().reshape(-1, X.shape[-1]).to("cpu", DTYPE))
+            values = [sign * float(function(params)) for params in space.decode(flat)]
+            return torch.tensor(values, dtype=X.dtype, device=X.device).reshape(
+                *X.shape[:-1], 1)
+
+        return GenericDeterministicModel(exact, num_outputs=1)
+
+    def model_rows(self, center: Tensor) -> Tensor:
+        """Indices (ascending) of the completed trials the model is fitted on: all of them,
+        or the ``max_model_points`` nearest ``center`` (:func:`nearest_rows`); with
+        ``local_model`` and a trust region, those inside it and the
+        :data:`LOCAL_MODEL_MIN_POINTS` nearest ``center`` (then the ``max_model_points``
+        nearest of these)."""
+        X = self.X_completed
+        cap = len(X) if self.max_model_points is None else min(len(X), self.max_model_points)
+        rows = torch.arange(len(X))
+        if self.local_model and self.region is not None and len(X) > LOCAL_MODEL_MIN_POINTS:
+            inside = self.region.contains(X)
+            inside[nearest_rows(self.space, X, center, LOCAL_MODEL_MIN_POINTS)] = True
+            rows = torch.nonzero(inside).flatten()
+        if len(rows) <= cap:
+            return rows
+        return rows[nearest_rows(self.space, X[rows], center, cap)]
+
+    def few_design_rows(self, rows: Tensor) -> Tensor:
+        """Boolean mask over ``rows`` (indices of completed trials): what the model keeps with
+        ``design_in_model="few"``, every trial that is not a point of the initial design, the
+        design's first :data:`DESIGN_FEW` points and its best completed trial; every row
+        until one trial beyond the design is complete."""
+        X, design = self.X_completed[rows], self._design.to(DTYPE)
+        keep = torch.ones(len(rows), dtype=torch.bool)
+        if not len(design) or not len(rows):
+            return keep
+        match = exact_matches(X, design)  # r x n_init: which design point it is
+        in_design = match.any(-1)
+        if not in_design.any() or in_design.all():
+            return keep
+        keep = ~in_design | (match.to(torch.int8).argmax(-1) < DESIGN_FEW)
+        utility = self.utility()[rows]
+        keep[torch.where(in_design, utility, utility.min() - 1).argmax()] = True
+        return keep
+
+    def failed_outcomes(self, Y: Tensor) -> tuple[Tensor, Tensor]:
+        """The failed trials' points and the outcomes the model sees for them, beside the
+        completed trials' model outcomes ``Y`` (``n x (k + c)``, :meth:`model_outcomes`):
+        with ``failed_trials="worst"`` each column's worst (the smallest of the ``k``
+        objectives, larger being better; the largest of the ``c`` constraints, feasible
+        ``<= 0``); otherwise (``"ignore"``, ``"constraint"``), or before a trial completes,
+        none."""
+        X_failed = self.X_failed
+        if self.failed_trials != "worst" or not len(Y) or not len(X_failed):
+            return X_failed[:0], Y[:0]
+        k = self.n_objectives
+        worst = torch.cat([Y[:, :k].min(0).values, Y[:, k:].max(0).values])
+        return X_failed, worst.expand(len(X_failed), -1)
+
+    def with_failure_constraint(self, model: Model, X: Tensor, Y: Tensor
+                                ) -> tuple[ModelList, Tensor]:
+        """``model`` (of the completed points ``X``, ``n x dim``, outcomes ``Y``,
+        ``n x (k + c)``) with one more output, last: a GP (:meth:`make_model`) of the failure
+        indicator, ``+1`` at the failed trials' points and ``-1`` at ``X``, an outcome
+        constraint (feasible ``<= 0``); and ``Y`` with that constraint's column (``-1``)."""
+        tkwargs = self.tensor_kwargs
+        X_failed = self.X_failed
+        indicator = torch.cat([-torch.ones(len(X)), torch.ones(len(X_failed))]).to(**tkwargs)
+        failure = self.make_model(torch.cat([X, X_failed]).to(**tkwargs),
+                                  indicator.unsqueeze(-1))
+        models = list(model.models) if isinstance(model, ModelList) else [model]
+        return ModelList(*models, failure), torch.cat([Y, indicator[:len(X), None]], -1)
+
+    def fit_model_on_rows(self, X: Tensor, Y: Tensor, rows: Tensor) -> tuple[Model, Tensor]:
+        """The fitted objective model (:meth:`make_objective_model`) on the completed trials
+        ``rows`` of ``X`` and the squashed ``Y``, less of the initial design as
+        ``design_in_model`` says, and on the failed trials as ``failed_trials`` says
+        (:meth:`failed_outcomes`, after the completed rows); returns it and the completed
+        rows it was fitted on."""
+        tkwargs = self.tensor_kwargs
+        X_failed, Y_failed = self.failed_outcomes(Y)
+
+        def fit(rows: Tensor) -> Model:
+            return self.make_objective_model(torch.cat([X[rows], X_failed]).to(**tkwargs),
+                                             torch.cat([Y[rows], Y_failed]).to(**tkwargs))
+
+        mode = self.design_in_model
+        if mode == "reach":
+            tr = self.trust_region_settings
+            mode = "all" if tr is None or reaches_uniform_points(tr, self.space) else "auto"
+        few = self.few_design_rows(rows) if mode != "all" else None
+        if few is None or few.all() or few.sum() < 2:
+            return fit(rows), rows
+        if mode == "few":
+            return fit(rows[few]), rows[few]
+        everything = fit(rows)
+        if mode == "auto-refit":
+            fewer = fit(rows[few])
+        else:
+            with warm_started_fits(everything, WARM_FIT_MAXITER):
+                fewer = fit(rows[few])
+        try:
+            # on the completed trials both saw (the failed ones, last, left out)
+            shared = int(few.sum())
+            scores = [float(leave_one_out_log_densities(everything)[:len(rows)][
+                few.to(tkwargs["device"])].mean()),
+                float(leave_one_out_log_densities(fewer)[:shared].mean())]
+        except ValueError:  # every objective known: no GP to compare
+            return everything, rows
+        logger.debug("design_in_model=%r: all %.4g, few %.4g (leave-one-out log density)",
+                     mode, *scores)
+        return (fewer, rows[few]) if scores[1] > scores[0] else (everything, rows)
+
+    def model_outcomes(self) -> Tensor:
+        """``n x (k + c)`` values the model is fitted on, one row per completed trial: the
+        ``k`` objectives (larger is better) warped by ``outcome_warping``
+        (:func:`bodi.models.warping.warp_outcomes`) and the ``c`` outcome constraints as they
+        are (feasible: ``<= 0``), squashed if huge (:func:`squash_outcomes`)."""
+        Y = squash_outcomes(torch.cat([self.Y_completed, self.C_completed], -1), self.dtype)
+        k = self.n_objectives
+        return torch.cat([warp_outcomes(Y[:, :k], self.outcome_warping), Y[:, k:]], -1)
+
+    def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
+        X = self.X_completed
+        Y = self.model_outcomes()
+        pending = torch.cat([self.X_pending, design])
+        order = self.utility().argsort(descending=True)
+        self.region = self.trust_region()
+        rows = self.model_rows(X[order[0]] if self.region is None else self.region.center)
+        model, rows = self.fit_model_on_rows(X, Y, rows)
+        self.model = model
+        tkwargs = self.tensor_kwargs
+        X_model, Y_model = X[rows].to(**tkwargs), Y[rows].to(**tkwargs)
+        n_constraints = self.outcome_constraints
+        acquisition = self.acquisition_at(len(X), len(X) + len(self.X_failed))
+        if self.failed_trials == "constraint" and len(self.X_failed):
+            model, Y_model = self.with_failure_constraint(model, X[rows], Y_model)
+            n_constraints += 1
+            acquisition = FAILURE_CONSTRAINT_ACQUISITION  # the one weighed by the constraint
+        if acquisition == "ts":
+            return self._thompson_points(model, q, X[order[0]], torch.cat([X, self.X_failed,
+                                                                           pending]))
+        acq = make_acquisition(
+            acquisition, model, X_model, Y_model,
+            X_pending=pending.to(**tkwargs) if len(pending) else None, q=q,
+            ucb_beta=self.ucb_beta,
+            ref_point=self.reference_point().to(**tkwargs) if self.is_multi_objective else None,
+            n_constraints=n_constraints,
+        )
+        if (self.device.type, self.dtype) != ("cpu", torch.float64):
+            acq = OnModelDevice(acq, **tkwargs)  # the search stays in CPU float64
+        kwargs = {
+            "q": q,
+            "avoid": torch.cat([X, self.X_failed, pending]),
+            "num_restarts": self.num_restarts,
+            "raw_samples": self.raw_samples,
+            "method": self.acquisition_optimizer,
+            "options": self.acquisition_options,
+            "pending": pending if len(pending) else None,
+        }
+        groups = coarse_groups(self.space, self.seed, len(X) - self.n_init, self.coarse_steps)
+        if groups is not None and not self.space.constraints:
+            try:
+                return self._group_moves(acq, groups, X[order], kwargs)
+            except SearchSpaceExhaustedError:  # every group move was evaluated
+                pass
+        if self.region is not None:
+            inside = self.region.contains(X[order])
+            try:
+                return optimize_acquisition(
+                    acq, self.space, incumbents=X[order][inside], region=self.region, **kwargs
+                )
+            except SearchSpaceExhaustedError:  # every point of the region was evaluated
+                pass
+        return optimize_acquisition(acq, self.space, incumbents=X[order], **kwargs)
+
+    def acquisition_at(self, completed: int, finished: int) -> str:
+        """The acquisition of a suggestion made with ``completed`` trials completed and
+        ``finished`` finished (completed or failed): :attr:`acquisition`, except that
+        ``"ucb"`` gives way to :data:`UCB_GIVES_WAY_TO` while ``completed < ucb_after`` and
+        once ``finished >= ucb_until * budget``."""
+        late = (self.budget is not None and self.ucb_until is not None
+                and finished >= self.ucb_until * self.budget)
+        if self.acquisition == "ucb" and (completed < self.ucb_after or late):
+            return UCB_GIVES_WAY_TO
+        return self.acquisition
+
+    def _thompson_points(self, model: Model, q: int, incumbent: Tensor, avoid: Tensor) -> Tensor:
+        """``q x dim`` points of Thompson sampling (:mod:`bodi.acquisition.thompson`) in the
+        trust region, or over the whole space when there is none or every candidate of the
+        region was evaluated."""
+        def sample(region: TrustRegion | None, center: Tensor) -> Tensor:
+            return thompson_sample(model, self.space, q, self.raw_samples, center=center,
+                                   region=region, avoid=avoid,
+                                   tensor_kwargs=self.tensor_kwargs)
+
+        if self.region is not None:
+            try:
+                return sample(self.region, self.region.center)
+            except SearchSpaceExhaustedError:  # every candidate of the region was evaluated
+                pass
+        return sample(None, incumbent)
+
+    def _group_moves(self, acq: Any, groups: Groups, ranked: Tensor,
+                     kwargs: dict[str, Any]) -> Tensor:
+        """``q x dim`` points chosen among the group moves of the incumbent (``ranked[0]``;
+        ``ranked``: the completed trials, best first): the acquisition maximized by local
+        search over the moves (:mod:`bodi.acquisition.coarse_to_fine`)."""
+        center = ranked[0]
+        avoid, avoid_inside = groups.project(kwargs["avoid"], center)
+        incumbents, inside = groups.project(ranked, center)
+        moves = GroupMoveAcquisition(acq, groups, center, kwargs["pending"])
+        Z = optimize_acquisition(
+            moves, groups.group_space(), q=kwargs["q"], avoid=avoid[avoid_inside],
+            incumbents=incumbents[inside], num_restarts=self.num_restarts,
+            raw_samples=self.raw_samples, method="local")
+        return groups.lift(Z, center)
+
+
+def nearest_rows(space: SearchSpace, X: Tensor, center: Tensor, k: int) -> Tensor:
+    """Indices (ascending) of the ``k`` rows of ``X`` (``n x dim``, encoded) nearest
+    ``center`` (``dim``): the Hamming distance over the binary/categorical columns plus the L1
+    distance over the others (in ``[0, 1]``); ties go to the earlier row."""
+    discrete, ordinal = space.discrete_dims, space.ordinal_dims
+    distance = (X[:, discrete] != center[discrete]).sum(-1).to(X.dtype)
+    if ordinal:
+        distance = distance + (X[:, ordinal] - center[ordinal]).abs().sum(-1)
+    order = torch.from_numpy(np.argsort(distance.numpy(), kind="stable"))
+    return order[:k].sort().values
+
+
+def penalize_infeasible(utility: Tensor, C: Tensor) -> Tensor:
+    """``n`` utilities (larger is better) with each infeasible row (some ``C > 0``, ``C``:
+    ``n x c``) put below every feasible one: ``min(feasible) - 1 - total violation``, so the
+    least violating infeasible row ranks first among them."""
+    violation = C.clamp_min(0).sum(-1)
+    infeasible = violation > 0
+    if not infeasible.any():
+        return utility
+    floor = utility[~infeasible].min() if (~infeasible).any() else utility.new_tensor(0.0)
+    return torch.where(infeasible, floor - 1 - violation, utility)
+
+
+
+
+def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None,
+                      default_region: TrustRegionSettings) -> TrustRegionSettings | bool:
+    """Check :class:`GPOptimizer`'s options (those of ``space``, if given, too); returns the
+    trust region as ``False`` or :class:`TrustRegionSettings` (``True`` and a dict of fields
+    completed with ``default_region``)."""
+    acquisition, acquisition_optimizer = options["acquisition"], options["acquisition_optimizer"]
+    num_restarts, raw_samples = options["num_restarts"], options["raw_samples"]
+    acquisition_options, ucb_beta = options["acquisition_options"], options["ucb_beta"]
+    trust_region, max_model_points = options["trust_region"], options["max_model_points"]
+    device, dtype = options["device"], options["dtype"]
+    for name, value in (("num_restarts", num_restarts), ("raw_samples", raw_samples)):
+        check_integer(name, value)
+    if isinstance(ucb_beta, bool) or not isinstance(ucb_beta, int | float) or not (
+        math.isfinite(ucb_beta) and ucb_beta >= 0
+    ):
+        raise ValueError(f"ucb_beta must be a finite number >= 0, got {ucb_beta!r}")
+    check_integer("max_model_points", max_model_points, 2, optional=True)
+    check_integer("coarse_steps", options["coarse_steps"], 0)
+    check_integer("ucb_after", options["ucb_after"], 0)
+    check_integer("budget", options["budget"], optional=True)
+    ucb_until = options["ucb_until"]
+    if ucb_until is not None and (isinstance(ucb_until, bool) or not isinstance(
+            ucb_until, int | float) or not 0 <= ucb_until <= 1):
+        raise ValueError(f"ucb_until must be a fraction in [0, 1] or None, got {ucb_until!r}")
+    if not isinstance(options["local_model"], bool):
+        raise ValueError(f"local_model must be True or False, got {options['local_model']!r}")
+    check_outcome_warping(options["outcome_warping"])
+    if options["failed_trials"] not in FAILED_TRIALS:
+        raise ValueError(f"failed_trials must be one of {', '.join(FAILED_TRIALS)}, got "
+                         f"{options['failed_trials']!r}")
+    if (options["failed_trials"] == "constraint"
+            and options["acquisition"] not in WEIGHED_BY_FAILURES):
+        raise ValueError("failed_trials='constraint' needs acquisition 'logei' or 'ucb' (after "
+                         "a failure: the constrained expected improvement), got "
+                         f"{options['acquisition']!r}")
+    if options["design_in_model"] not in DESIGN_IN_MODEL:
+        raise ValueError(f"design_in_model must be one of {', '.join(DESIGN_IN_MODEL)}, got "
+                         f"{options['design_in_model']!r}")
+    if acquisition_options is not None and not isinstance(acquisition_options, dict):
+        raise ValueError(f"acquisition_options must be a dict, got {acquisition_options!r}")
+    check_acquisition(acquisition)
+    if isinstance(trust_region, dict):  # as stored with a study, or from a method spec
+        trust_region = complete_trust_region(trust_region, default_region)
+    if not isinstance(trust_region, bool | TrustRegionSettings):
+        raise ValueError(f"trust_region must be a bool or TrustRegionSettings, got "
+                         f"{trust_region!r}")
+    check_acquisition_optimizer(acquisition_optimizer, trust_region=trust_region is not False,
+                                constrained=space is not None and bool(space.constraints))
+    if options["local_model"] and trust_region is False:
+        raise ValueError("local_model=True fits the model inside the trust region; it needs "
+                         "trust_region")
+    model_tensor_kwargs(device, dtype)
+    return default_region if trust_region is True else trust_region
+
+
+def _check_multi_objective_options(
+    space: SearchSpace, directions: Sequence[str],
+    ref_point: Sequence[float] | None, known_objectives: Mapping[int, Any] | None,
+) -> tuple[list[float] | None, dict[int, Any]]:
+    """``ref_point`` as a list and ``known_objectives`` as a dict, checked against the
+    number of objectives."""
+    k = len(directions)
+    if ref_point is not None:
+        if k == 1:
+            raise ValueError("ref_point is for several objectives (directions=[...])")
+        if isinstance(ref_point, str) or not isinstance(ref_point, Sequence | Tensor) or len(
+            ref_point
+        ) != k or not all(isinstance(v, int | float) and math.isfinite(v)
+                          for v in list(ref_point)):
+            raise ValueError(f"ref_point must be {k} finite numbers (one per objective), got "
+                             f"{ref_point!r}")
+        ref_point = [float(v) for v in ref_point]
+    known = dict(known_objectives or {})
+    if known and k == 1:
+        raise ValueError("known_objectives are for several objectives (directions=[...])")
+    for index, function in known.items():
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < k:
+            raise ValueError(f"known_objectives keys are objective indices 0..{k - 1}, got "
+                             f"{index!r}")
+        if isinstance(function, Mapping):
+            binary = {p.name for p in space.parameters if isinstance(p, Binary)}
+            unknown = [name for name in function if name not in binary]
+            if unknown or not all(isinstance(w, int | float) and math.isfinite(w)
+                                  for w in function.values()):
+                raise ValueError(f"known objective {index}: a weighted sum takes finite weights "
+                                 f"of binary parameters; not binary parameters: {unknown}")
+        elif not callable(function):
+            raise ValueError(f"known objective {index} must be a function of the parameters or "
+                             "{binary parameter: weight}")
+    if len(known) == k:
+        raise ValueError("every objective is known: there is nothing to model")
+    return ref_point, known
+
+
+#: outcomes beyond this magnitude are squashed before modelling in the model's precision
+#: (see :func:`squash_outcomes`)
+SQUASH_ABOVE = {torch.float64: 1e100, torch.float32: 1e15}
+
+
+def squash_outcomes(Y: Tensor, dtype: torch.dtype = torch.float64) -> Tensor:
+    """``Y`` unchanged, unless some ``|y| > SQUASH_ABOVE[dtype]``: then ``sign(y) log1p(|y|)``.
+
+    Standardizing values of 1e160 squares them past the float range (1e20 past float32's), so
+    without this a single huge (finite) objective value would break every later fit. The
+    transform is monotone, so the incumbent and the ranking of the points are kept.
+    """
+    if Y.numel() == 0 or Y.abs().max() <= SQUASH_ABOVE[dtype]:
+        return Y
+    return Y.sign() * Y.abs().log1p()
+
+
+#: the acquisition optimizers of :func:`bodi.acquisition.optimize_acquisition`
