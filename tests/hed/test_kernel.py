@@ -3,6 +3,7 @@
 import pytest
 import torch
 from gpytorch.kernels import MaternKernel
+from mixed_data import MIXED, mixed_data
 
 from bodi.hed.dictionaries import make_dictionary
 from bodi.hed.kernel import HammingEmbeddingKernel, _same_memory
@@ -10,22 +11,10 @@ from bodi.models.gp import make_hed_model
 from bodi.neighbours import NeighbourMoves, embedding_hint
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
 
-MIXED = SearchSpace(
-    [Binary("b0"), Binary("b1"), Categorical("c", ["x", "y", "z"]), Continuous("u", 0.0, 2.0),
-     Integer("k", 0, 4), Binary("b2")]
-)
-
-
-def _data(space, n=12, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    X = space.sample(n, generator=g)
-    Y = torch.sin(3 * X.sum(-1, keepdim=True)) + 0.1 * X[:, :1]
-    return X, Y
-
 
 def test_kernel_is_a_matern_of_the_normalised_embedding():
     dictionary = make_dictionary("diverse", 16, MIXED.cardinalities, seed=1)
-    model = make_hed_model(*_data(MIXED), MIXED, dictionary)
+    model = make_hed_model(*mixed_data(MIXED), MIXED, dictionary)
     kernel = next(k for k in model.covar_module.kernels if isinstance(k, HammingEmbeddingKernel))
     X = MIXED.sample(5, generator=torch.Generator().manual_seed(3))
     Z = X[:, MIXED.discrete_dims]
@@ -39,7 +28,7 @@ def test_kernel_is_a_matern_of_the_normalised_embedding():
 
 def test_the_dictionary_is_a_buffer_that_moves_and_saves_with_the_model():
     dictionary = make_dictionary("diverse", 8, MIXED.cardinalities, seed=4)
-    model = make_hed_model(*_data(MIXED), MIXED, dictionary)
+    model = make_hed_model(*mixed_data(MIXED), MIXED, dictionary)
     kernel = next(k for k in model.covar_module.kernels if isinstance(k, HammingEmbeddingKernel))
     names = {name for name, _ in model.named_buffers()}
     assert any(name.endswith("dictionary_rows") for name in names)
@@ -65,7 +54,7 @@ def test_binary_columns_use_the_affine_form():
 
 def test_equal_inputs_are_embedded_once_and_give_the_same_covariance():
     dictionary = make_dictionary("diverse", 8, MIXED.cardinalities, seed=0)
-    kernel = make_hed_model(*_data(MIXED), MIXED, dictionary).covar_module.kernels[0]
+    kernel = make_hed_model(*mixed_data(MIXED), MIXED, dictionary).covar_module.kernels[0]
     Z = MIXED.sample(6, generator=torch.Generator().manual_seed(4))[:, MIXED.discrete_dims]
     calls = []
     embed = kernel.embed
@@ -169,7 +158,7 @@ def test_training_inputs_of_a_mixed_space_are_embedded_once(monkeypatch):
     import bodi.hed.kernel as kernel_module
 
     dictionary = make_dictionary("diverse", 8, MIXED.cardinalities, seed=0)
-    model = make_hed_model(*_data(MIXED, n=20), MIXED, dictionary)
+    model = make_hed_model(*mixed_data(MIXED, n=20), MIXED, dictionary)
     model.eval()
     embedded = []
     onehot = kernel_module.onehot_embedding
@@ -368,7 +357,7 @@ def test_a_batch_posterior_of_bodis_model_equals_each_batch_alone():
     acquisition's input), through GPyTorch's exact prediction, is each batch's own."""
     import bodi
 
-    X, Y = _data(MIXED, n=15)
+    X, Y = mixed_data(MIXED, n=15)
     model = bodi.BODi(MIXED, seed=0, dictionary_size=16, first_order=True).make_model(X, Y)
     candidates = MIXED.sample(8, generator=torch.Generator().manual_seed(14)).reshape(4, 2, -1)
     with torch.no_grad():

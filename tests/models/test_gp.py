@@ -5,28 +5,17 @@ import torch
 from botorch.models import SingleTaskGP
 from botorch.optim.closures.model_closures import get_loss_closure
 from gpytorch.mlls import ExactMarginalLogLikelihood
+from mixed_data import MIXED, mixed_data
 
 from bodi.hed.dictionaries import make_dictionary
 from bodi.models.gp import fit_model, lengthscales, make_hed_model
 from bodi.models.single_task import MAX_FAST_JOINT_POINTS, FastSingleTaskGP
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
 
-MIXED = SearchSpace(
-    [Binary("b0"), Binary("b1"), Categorical("c", ["x", "y", "z"]), Continuous("u", 0.0, 2.0),
-     Integer("k", 0, 4), Binary("b2")]
-)
-
-
-def _data(space, n=12, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    X = space.sample(n, generator=g)
-    Y = torch.sin(3 * X.sum(-1, keepdim=True)) + 0.1 * X[:, :1]
-    return X, Y
-
 
 def test_covariance_is_positive_semidefinite_and_depends_on_all_parameter_kinds():
     dictionary = make_dictionary("diverse", 32, MIXED.cardinalities, seed=2)
-    model = make_hed_model(*_data(MIXED), MIXED, dictionary)
+    model = make_hed_model(*mixed_data(MIXED), MIXED, dictionary)
     X = MIXED.sample(30, generator=torch.Generator().manual_seed(4))
     with torch.no_grad():
         K = model.covar_module(X).to_dense()
@@ -40,7 +29,7 @@ def test_covariance_is_positive_semidefinite_and_depends_on_all_parameter_kinds(
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_flat_posterior_equals_singletaskgp_posterior(dtype):
     dictionary = make_dictionary("diverse", 24, MIXED.cardinalities, seed=5)
-    train_X, train_Y = (t.to(dtype) for t in _data(MIXED, n=20))
+    train_X, train_Y = (t.to(dtype) for t in mixed_data(MIXED, n=20))
     model = fit_model(make_hed_model(train_X, train_Y, MIXED, dictionary), maxiter=20)
     assert all(p.dtype == dtype for p in model.parameters())
     assert all(b.dtype == dtype for b in model.buffers() if b.is_floating_point())
@@ -65,7 +54,7 @@ def test_joint_posterior_with_points_every_batch_shares_equals_singletaskgps(dty
     """qLogNEI's baseline in front of each candidate and the pending points behind it are the
     same in every batch: measured once, with the posterior of GPyTorch's computation."""
     dictionary = make_dictionary("diverse", 24, MIXED.cardinalities, seed=5)
-    train_X, train_Y = (t.to(dtype) for t in _data(MIXED, n=20))
+    train_X, train_Y = (t.to(dtype) for t in mixed_data(MIXED, n=20))
     model = fit_model(make_hed_model(train_X, train_Y, MIXED, dictionary), maxiter=20)
     g = torch.Generator().manual_seed(8)
     baseline, pending = (MIXED.sample(k, generator=g).to(dtype) for k in (10, 2))
@@ -106,7 +95,7 @@ def test_fit_improves_marginal_likelihood_and_reports_lengthscales():
     from gpytorch.mlls import ExactMarginalLogLikelihood
 
     space = SearchSpace([Binary(f"x{i}") for i in range(12)])
-    X, _ = _data(space, n=30)
+    X, _ = mixed_data(space, n=30)
     Y = X[:, :3].sum(-1, keepdim=True)
     model = make_hed_model(X, Y, space, make_dictionary("diverse", 20, [2] * 12, seed=0))
     mll = ExactMarginalLogLikelihood(model.likelihood, model)
@@ -125,12 +114,12 @@ def test_fit_improves_marginal_likelihood_and_reports_lengthscales():
 
 def test_model_without_discrete_parameters_and_dictionary_checks():
     space = SearchSpace([Continuous("u", 0, 1), Integer("k", 1, 3)])
-    model = make_hed_model(*_data(space), space, None)
+    model = make_hed_model(*mixed_data(space), space, None)
     assert isinstance(model, FastSingleTaskGP)
     with pytest.raises(ValueError, match="needs a dictionary"):
-        make_hed_model(*_data(MIXED), MIXED, None)
+        make_hed_model(*mixed_data(MIXED), MIXED, None)
     with pytest.raises(ValueError, match="columns"):
-        make_hed_model(*_data(MIXED), MIXED, make_dictionary("diverse", 4, [2, 2], seed=0))
+        make_hed_model(*mixed_data(MIXED), MIXED, make_dictionary("diverse", 4, [2, 2], seed=0))
 
 
 def test_a_kernel_on_every_column_selects_no_columns():
@@ -138,14 +127,14 @@ def test_a_kernel_on_every_column_selects_no_columns():
     skipped (``active_dims=None``), and the covariance is the same."""
     binary = SearchSpace([Binary(f"b{i}") for i in range(8)])
     dictionary = make_dictionary("diverse", 16, binary.cardinalities, seed=0)
-    model = make_hed_model(*_data(binary), binary, dictionary)
+    model = make_hed_model(*mixed_data(binary), binary, dictionary)
     assert model.covar_module.active_dims is None
     X = binary.sample(10, generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         full = model.covar_module(X).to_dense()
         model.covar_module.active_dims = torch.arange(8)
         torch.testing.assert_close(model.covar_module(X).to_dense(), full)
-    mixed = make_hed_model(*_data(MIXED), MIXED, make_dictionary("diverse", 16,
+    mixed = make_hed_model(*mixed_data(MIXED), MIXED, make_dictionary("diverse", 16,
                                                                  MIXED.cardinalities, seed=0))
     hed = mixed.covar_module.kernels[0]
     assert hed.active_dims.tolist() == MIXED.discrete_dims
@@ -179,7 +168,7 @@ def _loss_and_gradient(model, loss):
 def test_the_fit_loss_equals_gpytorchs_negative_mll_in_value_and_gradient(dtype, space):
     space = MIXED if space == "mixed" else SearchSpace([Binary(f"b{i}") for i in range(30)])
     dictionary = make_dictionary("diverse", 16, space.cardinalities, seed=1)
-    train_X, train_Y = (t.to(dtype) for t in _data(space, n=25, seed=3))
+    train_X, train_Y = (t.to(dtype) for t in mixed_data(space, n=25, seed=3))
     model = make_hed_model(train_X, train_Y, space, dictionary)
     with torch.no_grad():  # away from the initial values, where every lengthscale is equal
         for p in model.parameters():
@@ -218,10 +207,10 @@ def test_the_fit_loss_with_one_shared_lengthscale_equals_gpytorchs():
 
     space = SearchSpace([Binary(f"b{i}") for i in range(30)])
     dictionary = make_dictionary("diverse", 16, space.cardinalities, seed=1)
-    ard = make_hed_model(*_data(space, n=5), space, dictionary)
+    ard = make_hed_model(*mixed_data(space, n=5), space, dictionary)
     prior = ard.covar_module.base_kernel.lengthscale_prior
     kernel = HammingEmbeddingKernel(dictionary, MaternKernel(nu=2.5, lengthscale_prior=prior))
-    model = make_gp(*_data(space, n=25, seed=3), kernel)
+    model = make_gp(*mixed_data(space, n=25, seed=3), kernel)
     with torch.no_grad():
         kernel.base_kernel.lengthscale = 2.0
     _assert_one_step_loss_equals_gpytorchs(model)
@@ -233,7 +222,7 @@ def test_the_fit_loss_of_the_hamming_kernel_equals_gpytorchs(space):
 
     space = MIXED if space == "mixed" else SearchSpace(
         [Categorical(f"c{i}", list(range(5))) for i in range(8)])
-    model = make_gp(*_data(space, n=25, seed=3), make_hamming_kernel(space))
+    model = make_gp(*mixed_data(space, n=25, seed=3), make_hamming_kernel(space))
     with torch.no_grad():
         for p in model.parameters():
             p.add_(0.3 * torch.rand(p.shape, generator=torch.Generator().manual_seed(8)).to(p))
@@ -252,7 +241,7 @@ def test_a_model_outside_the_plain_case_gets_gpytorchs_loss(case):
 
     space = SearchSpace([Binary(f"b{i}") for i in range(6)] + [Continuous("u", 0.0, 1.0)])
     dictionary = make_dictionary("diverse", 8, space.cardinalities, seed=1)
-    train_X, train_Y = _data(space, n=10)
+    train_X, train_Y = mixed_data(space, n=10)
     kwargs = {"input_transform": Normalize(d=space.dim)} if case == "input transform" else {}
     Y = torch.cat([train_Y, -train_Y], -1) if case == "two outputs" else train_Y
     model = FastSingleTaskGP(train_X, Y, covar_module=make_hed_kernel(space, dictionary), **kwargs)
@@ -279,7 +268,7 @@ def test_the_fit_loss_of_other_kernels_equals_gpytorchs(kernel):
     if kernel == "matern with a gamma prior":
         covar.register_prior("lengthscale_prior", GammaPrior(3.0, 6.0),
                              lambda m: m.lengthscale, lambda m, v: m._set_lengthscale(v))
-    model = make_gp(*_data(MIXED, n=20, seed=4), covar)
+    model = make_gp(*mixed_data(MIXED, n=20, seed=4), covar)
     with torch.no_grad():
         for p in model.parameters():
             p.add_(0.2 * torch.rand(p.shape, generator=torch.Generator().manual_seed(2)).to(p))
@@ -301,7 +290,7 @@ def test_the_product_kernels_fit_loss_equals_gpytorchs_and_keeps_both_lengthscal
     from bodi.models.gp import make_gp, make_hed_hamming_kernel
 
     dictionary = make_dictionary("diverse", 6, MIXED.cardinalities, seed=1)
-    model = make_gp(*_data(MIXED, n=25, seed=4), make_hed_hamming_kernel(MIXED, dictionary))
+    model = make_gp(*mixed_data(MIXED, n=25, seed=4), make_hed_hamming_kernel(MIXED, dictionary))
     with torch.no_grad():
         for p in model.parameters():
             p.add_(0.3 * torch.rand(p.shape, generator=torch.Generator().manual_seed(9)).to(p))
@@ -320,7 +309,7 @@ def test_leave_one_out_density_equals_refitting_without_each_point():
     from bodi.models.gp import leave_one_out_log_densities, leave_one_out_log_likelihood
 
     dictionary = make_dictionary("diverse", 16, MIXED.cardinalities, seed=1)
-    train_X, train_Y = _data(MIXED, n=15)
+    train_X, train_Y = mixed_data(MIXED, n=15)
     model = fit_model(make_hed_model(train_X, 3.0 * train_Y + 7.0, MIXED, dictionary))
     X, y = model.train_inputs[0], model.train_targets
     shift = model.outcome_transform.means.reshape(-1)[0]
@@ -349,7 +338,7 @@ def test_the_gamma_noise_prior_is_botorchs_earlier_default_and_fits_through_the_
     from bodi.models.gp import make_gp, make_hed_kernel
 
     dictionary = make_dictionary("diverse", 16, MIXED.cardinalities, seed=1)
-    X, Y = _data(MIXED, n=16)
+    X, Y = mixed_data(MIXED, n=16)
     priors = {}
     for name in ("lognormal", "gamma"):
         model = fit_model(make_gp(X, Y, make_hed_kernel(MIXED, dictionary), name))
@@ -369,7 +358,7 @@ def test_a_warm_started_fit_starts_from_the_source_and_stops_early():
     from bodi.models.gp import copy_hyperparameters, warm_started_fits
 
     dictionary = make_dictionary("diverse", 16, MIXED.cardinalities, seed=1)
-    train_X, train_Y = _data(MIXED, n=15)
+    train_X, train_Y = mixed_data(MIXED, n=15)
     source = fit_model(make_hed_model(train_X, train_Y, MIXED, dictionary))
     copied = make_hed_model(train_X[:12], train_Y[:12], MIXED, dictionary)
     copy_hyperparameters(source, copied)
@@ -422,7 +411,7 @@ def test_the_first_order_sums_fit_loss_is_one_step_equal_to_gpytorchs():
 
     dictionary = make_dictionary("diverse", 6, MIXED.cardinalities, seed=1)
     covar = with_first_order(MIXED, make_hed_hamming_kernel(MIXED, dictionary))
-    model = make_gp(*_data(MIXED, n=25, seed=4), covar)
+    model = make_gp(*mixed_data(MIXED, n=25, seed=4), covar)
     with torch.no_grad():
         for p in model.parameters():
             p.add_(0.3 * torch.rand(p.shape, generator=torch.Generator().manual_seed(9)).to(p))
@@ -444,7 +433,7 @@ def test_without_first_order_keeps_the_sums_mean_at_unit_prior_variance():
     )
 
     dictionary = make_dictionary("diverse", 6, MIXED.cardinalities, seed=1)
-    X, Y = _data(MIXED, n=25, seed=4)
+    X, Y = mixed_data(MIXED, n=25, seed=4)
     model = fit_model(make_gp(X, Y, with_first_order(MIXED, make_hed_hamming_kernel(
         MIXED, dictionary))))
     main, first_order = model.covar_module.kernels
@@ -464,7 +453,7 @@ def test_the_joint_posteriors_gradient_equals_singletaskgps():
     """A mixed space's continuous columns are climbed by gradient beside pending points: the
     joint posterior's mean and covariance have GPyTorch's gradient."""
     dictionary = make_dictionary("diverse", 16, MIXED.cardinalities, seed=5)
-    model = fit_model(make_hed_model(*_data(MIXED, n=20), MIXED, dictionary), maxiter=20)
+    model = fit_model(make_hed_model(*mixed_data(MIXED, n=20), MIXED, dictionary), maxiter=20)
     batch = MIXED.sample(8, generator=torch.Generator().manual_seed(9)).view(2, 4, -1)
     gradients = []
     for posterior in (model.posterior, lambda X: SingleTaskGP.posterior(model, X)):
