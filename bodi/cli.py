@@ -374,9 +374,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"bodi {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run BODi on a built-in planted problem")
-    demo.add_argument("--problem", choices=sorted(DEMO_PROBLEMS), default="binary")
-    demo.add_argument("--budget", type=_positive_int, default=60)
-    demo.add_argument("--n-init", type=_positive_int, default=20)
+    demo.add_argument("--problem", choices=sorted(DEMO_PROBLEMS), default="binary",
+                      help="the planted problem (default binary)")
+    demo.add_argument("--budget", type=_positive_int, default=60,
+                      help="evaluations in all, the initial design included (default 60)")
+    demo.add_argument("--n-init", type=_positive_int, default=20,
+                      help="size of the initial design (default 20)")
     demo.add_argument("--seed", type=int, default=0, help="optimizer seed")
     demo.add_argument("--problem-seed", type=int, default=0, help="seed of the planted optimum")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -390,9 +393,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--methods", default="bodi,random",
                        help="comma-separated methods, e.g. bodi,random,bodi[m=32]")
     bench.add_argument("--seeds", default="0-2", help="e.g. 0-9 or 0,3,5")
-    bench.add_argument("--budget", type=_positive_int, default=100)
-    bench.add_argument("--n-init", type=_positive_int, default=20)
-    bench.add_argument("--out", default="results")
+    bench.add_argument("--budget", type=_positive_int, default=100,
+                       help="evaluations per run, the initial design included (default 100)")
+    bench.add_argument("--n-init", type=_positive_int, default=20,
+                       help="size of the initial design shared by every method (default 20)")
+    bench.add_argument("--out", default="results",
+                       help="results directory (default results); a rerun continues it")
     bench.add_argument("--scheduler", default=None, help="address of a running Dask scheduler")
     bench.add_argument("--workers", type=_positive_int, default=None,
                        help="LocalCluster workers (default: one per core; 1: in this process, "
@@ -418,17 +424,22 @@ def build_parser() -> argparse.ArgumentParser:
     _add_selection(plot)
     plot.set_defaults(handler=_plot)
 
-    run = sub.add_parser("run", help="optimize your own objective; the study is stored in SQLite")
+    run = sub.add_parser("run", help="optimize your own objective; the study is stored in SQLite "
+                                     "or PostgreSQL")
     run.add_argument("--objective", required=True,
                      help="module:function or file.py:function (takes a dict, returns a float)")
     run.add_argument("--space", required=True, help="search space JSON file")
-    run.add_argument("--budget", type=_positive_int, required=True)
+    run.add_argument("--budget", type=_positive_int, required=True,
+                     help="finished trials the study should have, the initial design included")
     run.add_argument("--storage", required=True,
                      help="the study: a SQLite file (study.db) or a PostgreSQL URL "
                           "(postgresql://user@host:5432/db, the postgres extra)")
-    run.add_argument("--study-name", default="default")
-    run.add_argument("--seed", type=int, default=0)
-    run.add_argument("--direction", choices=["minimize", "maximize"], default="minimize")
+    run.add_argument("--study-name", default="default",
+                     help="the study within the storage (default: default)")
+    run.add_argument("--seed", type=int, default=0,
+                     help="seed of every random choice of the optimizer (default 0)")
+    run.add_argument("--direction", choices=["minimize", "maximize"], default="minimize",
+                     help="of the one objective (default minimize)")
     run.add_argument("--directions", default=None,
                      help="several objectives, e.g. minimize,minimize: the objective returns "
                           "one value per objective; the result is a Pareto front")
@@ -443,7 +454,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="an evaluation running longer fails (--timeout: its old name)")
     run.add_argument("--time-limit", type=_positive_float, default=None, metavar="SECONDS",
                      help="start no evaluation after this many seconds of the run")
-    run.add_argument("--n-init", type=_positive_int, default=20)
+    run.add_argument("--n-init", type=_positive_int, default=20,
+                     help="size of the initial design (default 20)")
     run.add_argument("--design", choices=list(DESIGNS), default=None,
                      help="initial design: uniform (shift-invariant; the default for a new "
                           "study) or sparsity (the BODi authors'); a resumed study keeps its own")
@@ -469,8 +481,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     show = sub.add_parser("show", help="best trial and convergence plot of a stored study "
                                        "(several objectives: Pareto front and its plot)")
-    show.add_argument("storage")
-    show.add_argument("--study-name", default=None)
+    show.add_argument("storage", help="the study file (study.db) or PostgreSQL URL")
+    show.add_argument("--study-name", default=None,
+                      help="the study (default: the storage's only one)")
     show.add_argument("--json", action="store_true", help="print every trial as JSON")
     show.add_argument("--plot", default=None, help="PNG path (default: STORAGE with .png)")
     show.add_argument("--csv", default=None, metavar="PATH",
@@ -479,7 +492,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.set_defaults(handler=_show)
 
     studies = sub.add_parser("studies", help="list, delete or copy the studies of a study file")
-    studies.add_argument("storage")
+    studies.add_argument("storage", help="the study file (study.db) or PostgreSQL URL")
     studies.add_argument("--delete", default=None, metavar="NAME", help="delete study NAME")
     studies.add_argument("--copy", default=None, metavar="NAME", help="copy study NAME ...")
     studies.add_argument("--to", default=None, metavar="STORAGE",
@@ -490,8 +503,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = sub.add_parser("export", help="write a study into an Optuna storage (e.g. for "
                                            "optuna-dashboard)")
-    export.add_argument("storage")
-    export.add_argument("--study-name", default=None)
+    export.add_argument("storage", help="the study file (study.db) or PostgreSQL URL")
+    export.add_argument("--study-name", default=None,
+                        help="the study (default: the storage's only one)")
     export.add_argument("--optuna", required=True, metavar="URL",
                         help="Optuna RDB storage URL, e.g. sqlite:///optuna.db")
     export.add_argument("--optuna-study-name", default=None,
