@@ -1,7 +1,7 @@
 """Baseline optimizers of the benchmark, each behind :class:`bodi.optimizers.Optimizer`.
 
-GP baselines share BODi's loop (:class:`bodi.optimizers.gp_optimizer.GPOptimizer`) and differ in the
-model: CASMOPOLITAN (overlap kernel + Hamming trust region), COMBO (diffusion kernel) and
+GP baselines share BODi's loop (:class:`bodi.optimizers.gp_optimizer.GPOptimizer`) and differ
+in the model: CASMOPOLITAN (overlap kernel + Hamming trust region), COMBO (diffusion kernel) and
 BoTorch's ``MixedSingleTaskGP``. SMAC, TPE and NGOpt drive the real ``smac``, ``optuna`` and
 ``nevergrad`` packages; simulated annealing follows MCBO's, and
 the genetic algorithm is pymoo's with MCBO's settings.

@@ -32,8 +32,9 @@ from bodi.space import SearchSpace
 
 
 class CASMOPOLITAN(GPOptimizer):
-    """CASMOPOLITAN; the options are those of :class:`bodi.optimizers.gp_optimizer.GPOptimizer`
-    (``trust_region=True`` by default: CASMOPOLITAN's sizes)."""
+    """CASMOPOLITAN; the options are those of
+    :class:`bodi.optimizers.gp_optimizer.GPOptimizer` (``trust_region=True`` by default:
+    CASMOPOLITAN's sizes)."""
 
     def __init__(self, space: SearchSpace, *, trust_region: Any = True, **kwargs: Any) -> None:
         super().__init__(space, trust_region=trust_region, **kwargs)
