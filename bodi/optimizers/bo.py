@@ -130,7 +130,8 @@ def default_first_order(space: SearchSpace) -> bool | str:
 def bodi_failed_trials(acquisition: str) -> str:
     """BODi's default ``failed_trials`` (since bodi 0.8; ``"ignore"`` before): a failed trial
     is an unknown constraint (``"constraint"``) under the acquisitions that go with it
-    (:data:`WEIGHED_BY_FAILURES`), else ``"ignore"`` (docs/results.md §5)."""
+    (:data:`~bodi.optimizers.gp_optimizer.WEIGHED_BY_FAILURES`), else ``"ignore"``
+    (docs/results.md §5)."""
     return "constraint" if acquisition in WEIGHED_BY_FAILURES else "ignore"
 
 
