@@ -375,11 +375,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run BODi on a built-in planted problem")
     demo.add_argument("--problem", choices=sorted(DEMO_PROBLEMS), default="binary",
-                      help="the planted problem (default binary)")
+                      help="the planted problem (default %(default)s)")
     demo.add_argument("--budget", type=_positive_int, default=60,
-                      help="evaluations in all, the initial design included (default 60)")
+                      help="evaluations in all, the initial design included (default %(default)s)")
     demo.add_argument("--n-init", type=_positive_int, default=20,
-                      help="size of the initial design (default 20)")
+                      help="size of the initial design (default %(default)s)")
     demo.add_argument("--seed", type=int, default=0, help="optimizer seed")
     demo.add_argument("--problem-seed", type=int, default=0, help="seed of the planted optimum")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -394,11 +394,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="comma-separated methods, e.g. bodi,random,bodi[m=32]")
     bench.add_argument("--seeds", default="0-2", help="e.g. 0-9 or 0,3,5")
     bench.add_argument("--budget", type=_positive_int, default=100,
-                       help="evaluations per run, the initial design included (default 100)")
+                       help="evaluations per run, the initial design included "
+                            "(default %(default)s)")
     bench.add_argument("--n-init", type=_positive_int, default=20,
-                       help="size of the initial design shared by every method (default 20)")
+                       help="size of the initial design shared by every method "
+                            "(default %(default)s)")
     bench.add_argument("--out", default="results",
-                       help="results directory (default results); a rerun continues it")
+                       help="results directory (default %(default)s); a rerun continues it")
     bench.add_argument("--scheduler", default=None, help="address of a running Dask scheduler")
     bench.add_argument("--workers", type=_positive_int, default=None,
                        help="LocalCluster workers (default: one per core; 1: in this process, "
@@ -435,11 +437,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the study: a SQLite file (study.db) or a PostgreSQL URL "
                           "(postgresql://user@host:5432/db, the postgres extra)")
     run.add_argument("--study-name", default="default",
-                     help="the study within the storage (default: default)")
+                     help="the study within the storage (default: %(default)s)")
     run.add_argument("--seed", type=int, default=0,
-                     help="seed of every random choice of the optimizer (default 0)")
+                     help="seed of every random choice of the optimizer (default %(default)s)")
     run.add_argument("--direction", choices=["minimize", "maximize"], default="minimize",
-                     help="of the one objective (default minimize)")
+                     help="of the one objective (default %(default)s)")
     run.add_argument("--directions", default=None,
                      help="several objectives, e.g. minimize,minimize: the objective returns "
                           "one value per objective; the result is a Pareto front")
@@ -455,7 +457,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--time-limit", type=_positive_float, default=None, metavar="SECONDS",
                      help="start no evaluation after this many seconds of the run")
     run.add_argument("--n-init", type=_positive_int, default=20,
-                     help="size of the initial design (default 20)")
+                     help="size of the initial design (default %(default)s)")
     run.add_argument("--design", choices=list(DESIGNS), default=None,
                      help="initial design: uniform (shift-invariant; the default for a new "
                           "study) or sparsity (the BODi authors'); a resumed study keeps its own")
@@ -466,7 +468,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "or kills its process is recorded as a failed trial")
     run.add_argument("--max-attempts", type=_positive_int, default=2,
                      help="a configuration whose evaluation was lost (its process died) this "
-                          "many times is marked failed instead of re-issued (default 2)")
+                          "many times is marked failed instead of re-issued (default %(default)s)")
     run.add_argument("--resume", action="store_true",
                      help="continue an existing study (also: join other workers running it)")
     run.add_argument("--retry-failed", action="store_true",

@@ -237,9 +237,7 @@ def test_the_hamming_kernels_solve_a_planted_problem_and_are_recorded(kernel, ma
     problem = make_problem()
     opt = bodi.BODi(problem.space, seed=0, n_init=8, kernel=kernel, num_restarts=4,
                     raw_samples=256, dictionary_size=32, storage=tmp_path / "study.db")
-    for _ in range(30):
-        x = opt.ask()
-        opt.tell(x, float(problem(x)))
+    drive(opt, problem, 30)
     kinds = {type(k) for k in opt.model.covar_module.modules()}
     assert HammingDistanceKernel in kinds
     assert (HammingEmbeddingKernel in kinds) == kernel.startswith("hed")
@@ -424,9 +422,7 @@ def test_the_noise_prior_is_an_option_stored_with_the_study(tmp_path):
     opt = make_optimizer("bodi[noise_prior=gamma]", problem.space, seed=0, direction="minimize",
                          n_init=6, num_restarts=2, raw_samples=64, dictionary_size=16,
                          storage=path)
-    for _ in range(8):
-        x = opt.ask()
-        opt.tell(x, float(problem(x)))
+    drive(opt, problem, 8)
     assert isinstance(opt.model.likelihood.noise_covar.noise_prior, GammaPrior)
     assert bodi.load_study(path).settings()["noise_prior"] == "gamma"
     assert bodi.BODi(problem.space).noise_prior == "lognormal"
@@ -442,9 +438,7 @@ def test_the_auto_kernel_uses_the_model_that_predicts_left_out_trials_better(tmp
     problem = planted_mixed(seed=2)
     opt = bodi.BODi(problem.space, seed=0, n_init=10, kernel="auto", num_restarts=4,
                     raw_samples=256, dictionary_size=32, storage=tmp_path / "study.db")
-    for _ in range(14):
-        x = opt.ask()
-        opt.tell(x, float(problem(x)))
+    drive(opt, problem, 14)
     X, Y = opt.X_completed, opt.Y_completed
     candidates = [opt.make_model_with_kernel(kernel, X, Y) for kernel in AUTO_KERNELS]
     scores = [float(leave_one_out_log_likelihood(model)) for model in candidates]
@@ -492,9 +486,7 @@ def test_the_portfolio_kernel_is_the_arm_its_record_chooses_and_resumes_the_same
     path = tmp_path / "study.db"
     opt = bodi.BODi(problem.space, seed=4, n_init=6, kernel="portfolio", num_restarts=4,
                     raw_samples=128, dictionary_size=16, storage=path)
-    for _ in range(12):
-        x = opt.ask()
-        opt.tell(x, float(problem(x)))
+    drive(opt, problem, 12)
     arms = portfolio_arms(opt.progress(), 6, len(AUTO_KERNELS), seed=4)
     assert len(arms) == 12 - 6 + 1
     assert opt.kernel_for_next_suggestion() == AUTO_KERNELS[arms[-1]]
@@ -603,9 +595,7 @@ def test_with_the_box_rule_the_region_of_a_mixed_space_is_the_replayed_state():
     problem = planted_mixed(seed=2)
     opt = bodi.BODi(problem.space, seed=1, n_init=5, num_restarts=2, raw_samples=64,
                     dictionary_size=8, trust_region={"box_failure_tolerance": 1})
-    for _ in range(14):
-        x = opt.ask()
-        opt.tell(x, float(problem(x)))
+    drive(opt, problem, 14)
     progress = opt.progress()
     moved = discrete_moves(opt.X_completed[:, problem.space.discrete_dims], progress)
     settings = TrustRegionSettings(box_failure_tolerance=1)
@@ -638,9 +628,7 @@ def test_design_noise_marks_the_design_once_a_later_trial_is_in(tmp_path):
     storage = tmp_path / "s.db"
     opt = bodi.BODi(problem.space, seed=0, n_init=8, design_noise=True, storage=storage,
                     study_name="n", **FAST)
-    for _ in range(8):
-        x = opt.ask()
-        opt.tell(x, float(problem(x)))
+    drive(opt, problem, 8)
     assert opt.noisier_inputs(opt.X_completed) is None  # the design alone: one noise
     x = opt.ask()
     opt.tell(x, float(problem(x)))

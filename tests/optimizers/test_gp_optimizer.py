@@ -83,9 +83,7 @@ def test_max_model_points_fits_the_model_on_the_trials_nearest_the_region_centre
     # the whole design in the model: the rows kept are max_model_points' choice alone
     opt = bodi.BODi(problem.space, seed=0, n_init=10, max_model_points=8, storage=storage,
                     study_name="local", design_in_model="all", **FAST)
-    for _ in range(14):
-        x = opt.ask()
-        opt.tell(x, float(problem(x)))
+    drive(opt, problem, 14)
     train_X = opt.model.train_inputs[0]
     assert train_X.shape[0] == 8  # of 13 completed trials when the last model was fitted
     X_before = opt.X_completed[:13]
@@ -112,9 +110,7 @@ def test_local_model_fits_the_trials_inside_the_region_and_the_nearest(tmp_path)
     opt = bodi.BODi(problem.space, seed=0, n_init=24, local_model=True, storage=storage,
                     study_name="local", trust_region={"init_radius": 8},
                     design_in_model="all", **FAST)  # the rows are local_model's choice alone
-    for _ in range(27):
-        x = opt.ask()
-        opt.tell(x, float(problem(x)))
+    drive(opt, problem, 27)
     X_before = opt.X_completed[:26]  # what the last model was fitted on
     region = opt.region
     assert region is not None and region.radius == 8
@@ -147,13 +143,9 @@ def test_design_in_model_few_keeps_the_designs_first_points_and_its_best(tmp_pat
     storage = tmp_path / "s.db"
     opt = bodi.BODi(problem.space, seed=0, n_init=12, design_in_model="few", storage=storage,
                     study_name="few", **FAST)
-    for _ in range(12):
-        x = opt.ask()
-        opt.tell(x, float(problem(x)))
+    drive(opt, problem, 12)
     assert opt.few_design_rows(torch.arange(12)).all()  # nothing beyond the design yet
-    for _ in range(3):
-        x = opt.ask()
-        opt.tell(x, float(problem(x)))
+    drive(opt, problem, 3)
     assert torch.equal(opt.X_completed[:12], opt._design)
     expected = torch.zeros(15, dtype=torch.bool)
     expected[:DESIGN_FEW] = expected[12:] = True
@@ -226,9 +218,7 @@ def test_design_in_model_auto_refit_uses_the_fit_with_the_larger_held_out_densit
 
     problem = planted_binary(24, seed=1)
     opt = bodi.BODi(problem.space, seed=0, n_init=12, design_in_model="auto-refit", **FAST)
-    for _ in range(20):
-        x = opt.ask()
-        opt.tell(x, float(problem(x)))
+    drive(opt, problem, 20)
     X, Y = opt.X_completed, squash_outcomes(opt.Y_completed)
     few = opt.few_design_rows(torch.arange(20))
     everything = opt.make_objective_model(X, Y)
