@@ -72,7 +72,30 @@ class PairwiseSquaredDistances:
 
 def pairwise_squared_distances(Z: Tensor) -> PairwiseSquaredDistances:
     """The :class:`PairwiseSquaredDistances` of ``n x m`` inputs ``Z`` (zero diagonal)."""
-    return PairwiseSquaredDistances(_squared_distances(Z - Z.mean(-2, keepdim=True)))
+    return PairwiseSquaredDistances(_squared_distances(_centred(Z)))
+
+
+@dataclass(frozen=True)
+class CentredInputs:
+    """A factor's ``n x m`` inputs less their column means, and their squares: what a Matérn
+    factor with ``m`` lengthscales needs of them, computed once per fit instead of once per
+    evaluation of the loss (:func:`loss_inputs`). The values are those :func:`_matern52`
+    computes from the inputs themselves."""
+
+    value: Tensor
+    squares: Tensor
+
+
+def centred_inputs(Z: Tensor) -> CentredInputs:
+    """The :class:`CentredInputs` of ``n x m`` inputs ``Z``."""
+    centred = _centred(Z)
+    return CentredInputs(centred, centred.pow(2))
+
+
+def _centred(Z: Tensor) -> Tensor:
+    """``Z`` less its column means, as GPyTorch centres a kernel's inputs: the distances are
+    unchanged and their rounding less."""
+    return Z - Z.mean(-2, keepdim=True)
 
 
 def _squared_distances(X: Tensor) -> Tensor:
@@ -86,25 +109,28 @@ def _squared_distances(X: Tensor) -> Tensor:
 
 
 def _matern52(
-    Z: Tensor | PairwiseSquaredDistances, lengthscale: Tensor
+    Z: Tensor | CentredInputs | PairwiseSquaredDistances, lengthscale: Tensor
 ) -> tuple[Tensor, tuple[Tensor | None, ...]]:
-    """The Matérn-5/2 ARD covariance ``K`` (``n x n``) of ``n x m`` inputs ``Z`` with ``m``
-    lengthscales (or one shared lengthscale, when ``Z`` may also be given as its
-    :class:`PairwiseSquaredDistances`), and what :func:`_matern52_lengthscale_gradient` needs:
+    """The Matérn-5/2 ARD covariance ``K`` (``n x n``) of ``n x m`` inputs ``Z`` (or their
+    :class:`CentredInputs`) with ``m`` lengthscales (or one shared lengthscale, when ``Z`` may
+    also be given as its :class:`PairwiseSquaredDistances`), and what
+    :func:`_matern52_lengthscale_gradient` needs:
 
         K_ab = (1 + r + r^2 / 3) exp(-r),   r_ab^2 = 5 sum_j (z_aj - z_bj)^2 / l_j^2.
     """
+    centred = squares = None
     if isinstance(Z, PairwiseSquaredDistances):
-        distance2, Z = Z.value / lengthscale.reshape(()).pow(2), None
+        distance2 = Z.value / lengthscale.reshape(()).pow(2)
     else:
-        Z = Z - Z.mean(-2, keepdim=True)  # as GPyTorch: distances are unchanged, rounding less
-        distance2 = _squared_distances(Z / lengthscale)
+        centred, squares = (Z.value, Z.squares) if isinstance(Z, CentredInputs) else (
+            _centred(Z), None)
+        distance2 = _squared_distances(centred / lengthscale)
     # In place where a tensor is new (each n x n temporary costs a pass of page faults);
     # the operations and their order are those of the formula, so the values are unchanged.
     r = distance2.mul_(5).sqrt_()
     decay = torch.neg(r).exp_()
     K = (r + 1).add_(r.pow(2).div_(3)).mul_(decay)  # (1 + r + r^2 / 3) exp(-r)
-    return K, (Z, lengthscale, r, decay)
+    return K, (centred, squares, lengthscale, r, decay)
 
 
 def _matern52_lengthscale_gradient(G: Tensor, saved: tuple[Tensor | None, ...]) -> Tensor:
@@ -116,12 +142,13 @@ def _matern52_lengthscale_gradient(G: Tensor, saved: tuple[Tensor | None, ...]) 
     ``dL / dl_j = (sum_a z_aj^2 (M 1 + M^T 1)_a - 2 z_j^T M z_j) / l_j^3``: two ``n x n x m``
     products. A single lengthscale shared by all ``m`` columns gets the sum over ``j``, which
     is ``sum_ab M_ab r_ab^2 / (5 l)`` (``sum_j (z_aj - z_bj)^2 = r_ab^2 l^2 / 5``): ``O(n^2)``."""
-    Z, lengthscale, r, decay = saved
+    Z, squares, lengthscale, r, decay = saved
     M = (G * (5 / 3)).mul_(r + 1).mul_(decay)
     if lengthscale.numel() == 1:  # one lengthscale shared by every column
         return (M.mul_(r.pow(2)).sum() / (5 * lengthscale.reshape(()))).reshape(
             lengthscale.shape)
-    outer = (Z.pow(2) * (M.sum(-1) + M.sum(-2)).unsqueeze(-1)).sum(-2)
+    squares = Z.pow(2) if squares is None else squares
+    outer = (squares * (M.sum(-1) + M.sum(-2)).unsqueeze(-1)).sum(-2)
     inner = (Z * (M @ Z)).sum(-2)
     gradient = (outer - 2 * inner) / lengthscale.reshape(-1).pow(3)
     return gradient.reshape(lengthscale.shape)
@@ -146,19 +173,42 @@ class Matern52Covariance(torch.autograd.Function):
         return None, _matern52_lengthscale_gradient(grad, ctx.saved_tensors)
 
 
-def _lognormal_log_density(x: Tensor, prior: LogNormalPrior) -> tuple[Tensor, Tensor]:
+@dataclass(frozen=True)
+class LogNormalTerms:
+    """What the log density of a ``LogNormalPrior(mu, s)`` needs of it, computed once per
+    fit: ``mu``, ``s^2``, ``2 s^2`` and ``log s``, in the prior's dtype (as
+    ``torch.distributions.LogNormal.log_prob`` rounds them)."""
+
+    loc: Tensor
+    variance: Tensor
+    twice_variance: Tensor
+    log_scale: Tensor
+
+
+def lognormal_terms(prior: LogNormalPrior | None) -> LogNormalTerms | None:
+    """The :class:`LogNormalTerms` of ``prior`` (``None`` for no prior)."""
+    if prior is None:
+        return None
+    variance = prior.scale.pow(2)
+    return LogNormalTerms(prior.loc, variance, 2 * variance, prior.scale.log())
+
+
+_HALF_LOG_2PI = math.log(math.sqrt(2 * math.pi))
+
+
+def _lognormal_log_density(x: Tensor, prior: LogNormalTerms) -> tuple[Tensor, Tensor]:
     """``sum log LN(x; mu, s)`` and its gradient in ``x`` (``x``'s shape):
 
         log LN(x) = -log x - log s - log(2 pi) / 2 - (log x - mu)^2 / (2 s^2),
         d / dx = -(1 + (log x - mu) / s^2) / x,
 
-    rounded as ``torch.distributions.LogNormal.log_prob`` rounds it (``s^2`` and ``log s`` in
-    the prior's dtype), so the value equals the prior's ``log_prob``."""
+    rounded as ``torch.distributions.LogNormal.log_prob`` rounds it, so the value equals the
+    prior's ``log_prob``."""
     log_x = x.log()
-    variance, centred = prior.scale.pow(2), log_x - prior.loc
-    value = (-centred.pow(2) / (2 * variance) - prior.scale.log()
-             - math.log(math.sqrt(2 * math.pi)) - log_x).sum()
-    return value, -(1 + centred / variance) / x
+    centred = log_x - prior.loc
+    value = (-centred.pow(2) / prior.twice_variance - prior.log_scale - _HALF_LOG_2PI
+             - log_x).sum()
+    return value, -(1 + centred / prior.variance) / x
 
 
 class MaternGPLoss(torch.autograd.Function):
@@ -185,14 +235,15 @@ class MaternGPLoss(torch.autograd.Function):
     ``dlog N / db = <G, F>``, and the lengthscales' upstream gradient is ``a G``.
 
     Args (of ``apply``): ``y`` (``n``), the factors' inputs ``Z_k`` (a tuple, of
-    :func:`loss_inputs`), their priors (a tuple of ``LogNormalPrior`` or ``None``), the noise's
-    prior, ``marked`` (or ``None``), ``F`` (or ``None``), then the tensors that take a
-    gradient: ``s2`` (1 element), ``t2`` (1 element, or ``None`` without marked rows), ``c``
-    (1 element), ``a`` and ``b`` (or ``None`` without ``F``) and the lengthscales ``l_k``.
+    :func:`loss_inputs`), their priors (a tuple of :func:`lognormal_terms`, ``None`` for no
+    prior), the noise's prior (the same), ``marked`` (or ``None``), ``F`` (or ``None``), then
+    the tensors that take a gradient: ``s2`` (1 element), ``t2`` (1 element, or ``None``
+    without marked rows), ``c`` (1 element), ``a`` and ``b`` (or ``None`` without ``F``) and
+    the lengthscales ``l_k``.
     """
 
     @staticmethod
-    def forward(ctx, y: Tensor, inputs: tuple[Tensor, ...], priors: tuple, noise_prior: Any,
+    def forward(ctx, y: Tensor, inputs: tuple, priors: tuple, noise_prior: Any,
                 marked: Tensor | None, fixed: Tensor | None, noise: Tensor,
                 extra_noise: Tensor | None, constant: Tensor, scale: Tensor | None,
                 fixed_scale: Tensor | None, *lengthscales: Tensor) -> Tensor:
@@ -264,13 +315,14 @@ def factor_inputs(kernel: Kernel, X: Tensor) -> Tensor:
     return X if kernel.active_dims is None else X[..., kernel.active_dims.to(X.device)]
 
 
-def loss_inputs(kernel: Kernel, X: Tensor) -> Tensor | PairwiseSquaredDistances:
-    """What :class:`MaternGPLoss` needs of a factor's inputs: :func:`factor_inputs`, or their
-    :class:`PairwiseSquaredDistances` when the factor's Matérn has one lengthscale."""
+def loss_inputs(kernel: Kernel, X: Tensor) -> CentredInputs | PairwiseSquaredDistances:
+    """What :class:`MaternGPLoss` needs of a factor's inputs (:func:`factor_inputs`): their
+    :class:`CentredInputs`, or their :class:`PairwiseSquaredDistances` when the factor's
+    Matérn has one lengthscale."""
     Z = factor_inputs(kernel, X)
     if matern_of(kernel).lengthscale.numel() == 1:
         return pairwise_squared_distances(Z)
-    return Z
+    return centred_inputs(Z)
 
 
 def is_plain_matern52(kernel: Kernel) -> bool:

@@ -28,6 +28,7 @@ from bodi.models.fit_loss import (
     dense_train_covariance,
     is_embedding_kernel,
     is_plain_matern52,
+    lognormal_terms,
     loss_inputs,
     matern_of,
 )
@@ -92,6 +93,7 @@ class FastSingleTaskGP(SingleTaskGP):
     _marginal_cache: tuple[Tensor, Tensor] | None = None
     _loss_plan: tuple | None = None
     _loss_input_cache: tuple | None = None
+    _added_loss_terms_absent: bool | None = None
 
     def compute_custom_loss(self, mll: ExactMarginalLogLikelihood, **kwargs: Any) -> Tensor:
         """The loss ``fit_gpytorch_mll`` minimises: ``-mll(model(X), y)``, i.e.
@@ -107,7 +109,7 @@ class FastSingleTaskGP(SingleTaskGP):
         plain = (
             y.ndim == 1 and getattr(self, "input_transform", None) is None
             and type(mll) is ExactMarginalLogLikelihood and mll.model is self
-            and not list(self.added_loss_terms())
+            and self._without_added_loss_terms()
             and gpytorch_settings.observation_nan_policy.value() == "ignore" and not kwargs
         )
         if not plain:
@@ -132,8 +134,17 @@ class FastSingleTaskGP(SingleTaskGP):
             log_p = log_p + prior.log_prob(closure(module)).sum()
         return -log_p / y.shape[-1]
 
+    def _without_added_loss_terms(self) -> bool:
+        """Whether no module of the model has an added loss term (GPyTorch's
+        ``added_loss_terms``, which a forward pass may register), found once per training
+        phase: the fit loss computed here makes no forward pass."""
+        if self._added_loss_terms_absent is None:  # ``train()`` forgets it
+            self._added_loss_terms_absent = not list(self.added_loss_terms())
+        return self._added_loss_terms_absent
+
     def _matern_loss_plan(self) -> tuple | None:
-        """The covariance's factors, their lengthscale priors, the noise's prior and the
+        """The covariance's factors, their lengthscale priors' and the noise's prior's
+        :func:`lognormal_terms`, and the
         scaled sum's two ``ScaleKernel`` (or ``None``), when :class:`MaternGPLoss` computes the
         fit loss: every factor a plain Matérn-5/2 (on the HED embedding or on columns), their
         product alone or, scaled, plus a scaled kernel without hyperparameters
@@ -188,7 +199,8 @@ class FastSingleTaskGP(SingleTaskGP):
                 priors[factor_of[id(module)]] = prior
             else:
                 return None
-        return factors, tuple(priors), noise_prior, scaled
+        return (factors, tuple(lognormal_terms(prior) for prior in priors),
+                lognormal_terms(noise_prior), scaled)
 
     def _train_covariance_and_residual(self) -> tuple[Tensor, Tensor]:
         """``K + sigma^2 I`` (``n x n``) and ``y - m`` (``n``) of the training data."""
@@ -202,6 +214,7 @@ class FastSingleTaskGP(SingleTaskGP):
             self._marginal_cache = None  # eval() while already in eval mode keeps the cache
             self._loss_plan = None
             self._loss_input_cache = None
+            self._added_loss_terms_absent = None
         return super().train(mode)
 
     def _against_training_inputs(self, flat: Tensor, L: Tensor,
