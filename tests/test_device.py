@@ -70,7 +70,8 @@ def test_bodi_models_in_the_asked_dtype_and_keeps_the_search_exact(dtype):
     opt = _run(bodi.BODi(MIXED, seed=1, dtype=dtype, **FAST), 10)
     assert opt.dtype == dtype and opt.device == torch.device("cpu")
     assert _model_dtypes(opt.model) == {dtype}
-    hed = [k for k in opt.model.covar_module.kernels if isinstance(k, HammingEmbeddingKernel)]
+    # the HED factor, wherever the fit put it (beside a first-order term or not)
+    hed = [k for k in opt.model.covar_module.modules() if isinstance(k, HammingEmbeddingKernel)]
     assert hed[0].projection.dtype == dtype
     X = opt.X_completed  # every stored point is canonical float64 and distinct
     assert X.dtype == torch.float64
