@@ -144,13 +144,12 @@ class FastSingleTaskGP(SingleTaskGP):
 
     def _matern_loss_plan(self) -> tuple | None:
         """The covariance's factors, their lengthscale priors' and the noise's prior's
-        :func:`lognormal_terms`, and the
-        scaled sum's two ``ScaleKernel`` (or ``None``), when :class:`MaternGPLoss` computes the
-        fit loss: every factor a plain Matérn-5/2 (on the HED embedding or on columns), their
-        product alone or, scaled, plus a scaled kernel without hyperparameters
-        (:func:`scaled_sum`), a ``ConstantMean`` and a homoskedastic Gaussian likelihood (or
-        one with extra noise on marked inputs), and no priors but LogNormal ones on those
-        lengthscales and on the noise. ``None`` otherwise."""
+        :func:`lognormal_terms`, and the scaled sum's two ``ScaleKernel`` (or ``None``), when
+        :class:`MaternGPLoss` computes the fit loss: every factor a plain Matérn-5/2 (on the
+        HED embedding or on columns), their product alone or, scaled, plus a scaled kernel
+        without hyperparameters (:func:`scaled_sum`), a ``ConstantMean`` and a homoskedastic
+        Gaussian likelihood (or one with extra noise on marked inputs), and no priors but
+        LogNormal ones on those lengthscales and on the noise. ``None`` otherwise."""
         if self._loss_plan is None:  # once per training phase (``train()`` forgets it)
             self._loss_plan = (self._find_matern_loss_plan(),)
         return self._loss_plan[0]
