@@ -4,6 +4,7 @@ yardstick (docs/results.md §5)."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -70,9 +71,8 @@ def _check_model_options(options: Mapping[str, Any], space: SearchSpace | None) 
         raise ValueError(f"first_order must be True, False, 'auto' or 'auto-rescale', got "
                          f"{options['first_order']!r}")
     check_integer("dictionary_size", dictionary_size)
-    if dictionary_reference is None:  # the default: relative to the incumbent where defined
-        dictionary_reference = ("none" if dictionary in UNRELABELLABLE_DICTIONARIES
-                                else "incumbent")
+    if dictionary_reference is None:
+        dictionary_reference = default_dictionary_reference(dictionary)
     if dictionary_reference not in DICTIONARY_REFERENCES:
         raise ValueError(f"unknown dictionary_reference {dictionary_reference!r}; choose one "
                          f"of {list(DICTIONARY_REFERENCES)}")
@@ -80,6 +80,29 @@ def _check_model_options(options: Mapping[str, Any], space: SearchSpace | None) 
                      relabelled=dictionary_reference != "none")
     return dictionary_reference
 
+
+def default_dictionary_reference(dictionary: str) -> str:
+    """BODi's default ``dictionary_reference`` for a ``dictionary`` kind: relative to the
+    incumbent (``"incumbent"``) where the kind can be relabelled, else ``"none"``."""
+    return "none" if dictionary in UNRELABELLABLE_DICTIONARIES else "incumbent"
+
+
+#: BODi's default dictionary: ``m`` rows (the paper's size) of the diverse construction
+DICTIONARY_SIZE = 128
+DICTIONARY = "diverse"
+
+
+def unused_dictionary_options(kernel: str, space: SearchSpace,
+                              options: Mapping[str, Any]) -> list[str]:
+    """The dictionary options in ``options`` set to other than their defaults that BODi with
+    ``kernel`` on ``space`` never uses: all of them when it draws no dictionary (the Hamming
+    distance alone, ``kernel="hamming"``, or no binary or categorical parameter)."""
+    if kernel != "hamming" and space.discrete_dims:
+        return []
+    defaults = {"dictionary_size": DICTIONARY_SIZE, "dictionary": DICTIONARY,
+                "new_dictionary_every_iteration": True,
+                "dictionary_reference": default_dictionary_reference(options["dictionary"])}
+    return [name for name, default in defaults.items() if options[name] != default]
 
 
 #: where BODi's dictionary rows are relabelled around (see ``BODi(dictionary_reference=...)``)
@@ -225,9 +248,9 @@ class BODi(GPOptimizer):
             exact Hamming distance, docs/results.md §5), ``"hed"`` (the HED kernel alone, the
             paper's model and the default before version 0.2), ``"hamming"`` (the Matérn-5/2
             of the exact Hamming distance with one lengthscale, HED's limit of many random
-            rows; the dictionary options are then unused), ``"hed+hamming"`` (the sum of the
-            two, each with an output scale) or ``"auto"``: for each
-            suggestion both ``"hamming"`` and ``"hed*hamming"`` are fitted and the one with
+            rows; the dictionary options are then unused, and a warning names any set),
+            ``"hed+hamming"`` (the sum of the two, each with an output scale) or ``"auto"``:
+            for each suggestion both ``"hamming"`` and ``"hed*hamming"`` are fitted and the one with
             the larger leave-one-out log predictive density of the completed trials is used
             (:func:`bodi.models.gp.leave_one_out_log_likelihood`), or ``"alternate"``:
             ``"hed*hamming"`` and ``"hamming"`` in turn, one per suggestion (by the number of
@@ -277,8 +300,8 @@ class BODi(GPOptimizer):
         self,
         space: SearchSpace,
         *,
-        dictionary_size: int = 128,
-        dictionary: str = "diverse",
+        dictionary_size: int = DICTIONARY_SIZE,
+        dictionary: str = DICTIONARY,
         new_dictionary_every_iteration: bool = True,
         dictionary_reference: str | None = None,
         trust_region: bool | TrustRegionSettings | dict[str, Any] | None = None,
@@ -305,6 +328,13 @@ class BODi(GPOptimizer):
         self.dictionary_size = dictionary_size
         self.dictionary_kind = dictionary
         self.new_dictionary_every_iteration = new_dictionary_every_iteration
+        unused = unused_dictionary_options(self.kernel, space, dict(
+            dictionary_size=dictionary_size, dictionary=dictionary,
+            new_dictionary_every_iteration=new_dictionary_every_iteration,
+            dictionary_reference=dictionary_reference))
+        if unused:
+            warnings.warn(f"{', '.join(unused)} unused: BODi with kernel {self.kernel!r} on this "
+                          "space draws no dictionary", UserWarning, stacklevel=2)
         if trust_region is None:  # the default: on, unless BoTorch's optimizer was asked for
             trust_region = kwargs.get("acquisition_optimizer", "auto") != "botorch"
         if acquisition is None:  # the default: see default_acquisition

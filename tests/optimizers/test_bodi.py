@@ -1,6 +1,7 @@
 """BODi end to end: planted problems, determinism, the ask/tell contract."""
 
 import math
+import warnings
 
 import pytest
 import torch
@@ -304,6 +305,31 @@ def test_an_all_categorical_space_defaults_to_the_hamming_kernel_and_a_03_study_
     with pytest.raises(ValueError, match="kernel: stored 'hed\\*hamming', given 'hamming'"):
         bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST)
     assert bodi.load_study(path).kernel == "hed*hamming"
+
+
+def test_dictionary_options_that_no_dictionary_uses_are_named_in_a_warning(tmp_path):
+    categorical = planted_categorical(8, choices=4, seed=1).space  # kernel "hamming"
+    continuous = SearchSpace([Continuous("x", 0.0, 1.0), Continuous("y", 0.0, 1.0)])
+    unused = "unused: BODi with kernel '{}' on this space draws no dictionary"
+    with pytest.warns(UserWarning, match="^dictionary_size, dictionary " + unused.format(
+            "hamming")):
+        bodi.BODi(categorical, dictionary_size=64, dictionary="naive")
+    with pytest.warns(UserWarning, match="^new_dictionary_every_iteration, "
+                      "dictionary_reference " + unused.format("hamming")):
+        bodi.BODi(categorical, new_dictionary_every_iteration=False, dictionary_reference="none")
+    with pytest.warns(UserWarning, match=r"^dictionary_size " + unused.format(r"hed\*hamming")):
+        bodi.BODi(continuous, dictionary_size=64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bodi.BODi(categorical)
+        bodi.BODi(categorical, dictionary_size=128, dictionary_reference="incumbent")  # defaults
+        bodi.BODi(categorical, kernel="hed*hamming", dictionary_size=64)  # a dictionary kernel
+        bodi.BODi(planted_binary(8).space, dictionary_size=64, dictionary_reference="none")
+        # a stored study of the default reloads without it (its settings name every option)
+        study = bodi.BODi(categorical, seed=0, n_init=4, storage=tmp_path / "s.db",
+                          num_restarts=4, raw_samples=256)
+        study.tell(study.ask(4), [1.0, 2.0, 3.0, 4.0])
+        assert bodi.load_study(tmp_path / "s.db").kernel == "hamming"
 
 
 @pytest.mark.parametrize("old", ["all", "auto"], ids=["bodi 0.4", "bodi 0.6"])
