@@ -1,11 +1,17 @@
 """The checks of option values shared across bodi: one home for "a positive integer" and
-"a positive number", each with one wording of its error."""
+"a positive number", each with one wording of its error, and the warning for an option set
+where it has no effect."""
 
 from __future__ import annotations
 
 import math
 import numbers
 from typing import Any
+
+
+class UnusedOptionWarning(UserWarning):
+    """An option was set where it has no effect (e.g. a dictionary option of BODi where no
+    dictionary is drawn)."""
 
 
 def _integer_phrase(minimum: int) -> str:

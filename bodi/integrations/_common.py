@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bodi.checks import UnusedOptionWarning
 from bodi.integrations.spaces.codecs import Codec, from_bodi
 from bodi.novelty import SearchSpaceExhaustedError
 from bodi.optimizers.bo import BODi
@@ -65,8 +67,10 @@ def propose(
         opt = RandomSearch(space, seed=seed, directions=directions,
                            outcome_constraints=n_constraints)
     else:
-        opt = BODi(space, seed=seed, directions=directions, n_init=0,
-                   outcome_constraints=n_constraints, **options)
+        with warnings.catch_warnings():  # the options are for every space the host derives
+            warnings.simplefilter("ignore", UnusedOptionWarning)
+            opt = BODi(space, seed=seed, directions=directions, n_init=0,
+                       outcome_constraints=n_constraints, **options)
     history = History.from_observations(space, directions, completed=completed,
                                         constraints=constraints or None, failed=failed,
                                         pending=pending)

@@ -14,7 +14,7 @@ from torch import Tensor
 
 from bodi.acquisition.factory import only_logei
 from bodi.acquisition.trust_region import TrustRegionSettings
-from bodi.checks import check_integer
+from bodi.checks import UnusedOptionWarning, check_integer
 from bodi.diagnostics import logger
 from bodi.directions import check_directions
 from bodi.hed.dictionaries import (
@@ -334,7 +334,7 @@ class BODi(GPOptimizer):
             dictionary_reference=dictionary_reference))
         if unused:
             warnings.warn(f"{', '.join(unused)} unused: BODi with kernel {self.kernel!r} on this "
-                          "space draws no dictionary", UserWarning, stacklevel=2)
+                          "space draws no dictionary", UnusedOptionWarning, stacklevel=2)
         if trust_region is None:  # the default: on, unless BoTorch's optimizer was asked for
             trust_region = kwargs.get("acquisition_optimizer", "auto") != "botorch"
         if acquisition is None:  # the default: see default_acquisition

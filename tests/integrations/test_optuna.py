@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from optuna.trial import TrialState, create_trial  # noqa: E402
 
 import bodi  # noqa: E402
 import bodi.integrations.optuna as bodi_optuna  # noqa: E402
+from bodi.checks import UnusedOptionWarning  # noqa: E402
 from bodi.integrations.optuna import PROPOSER_KEY, BODiSampler  # noqa: E402
 from bodi.integrations.spaces.codecs import (  # noqa: E402
     BinaryCodec,
@@ -122,6 +124,16 @@ def test_bodi_options_are_checked_when_the_sampler_is_made():
         BODiSampler(seed=0, dictionary="nope")
     with pytest.raises(ValueError, match="n_startup_trials"):
         BODiSampler(seed=0, n_startup_trials=-1)
+
+
+def test_dictionary_options_do_not_warn_on_a_space_optuna_derives_without_discrete_parameters():
+    # the sampler's options hold for every space the study derives; a float-only one is not
+    # a user's mistake, so BODi's UnusedOptionWarning is not raised there
+    study = optuna.create_study(sampler=BODiSampler(seed=0, n_startup_trials=3, **SMALL))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnusedOptionWarning)
+        study.optimize(lambda t: (t.suggest_float("x", -1, 1) - 0.3) ** 2, n_trials=5)
+    assert len(_bodi_trials(study)) == 2
 
 
 def test_a_multi_objective_study_gets_bodi_with_qlognehvi(monkeypatch):

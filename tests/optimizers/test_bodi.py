@@ -9,6 +9,7 @@ from bodi_runs import FAST, drive, run_bodi
 
 import bodi
 from bodi.acquisition.trust_region import TrustRegionSettings
+from bodi.checks import UnusedOptionWarning
 from bodi.novelty import SearchSpaceExhaustedError
 from bodi.optimizers.registry import make_optimizer
 from bodi.problems import planted_binary, planted_categorical, planted_mixed
@@ -311,13 +312,14 @@ def test_dictionary_options_that_no_dictionary_uses_are_named_in_a_warning(tmp_p
     categorical = planted_categorical(8, choices=4, seed=1).space  # kernel "hamming"
     continuous = SearchSpace([Continuous("x", 0.0, 1.0), Continuous("y", 0.0, 1.0)])
     unused = "unused: BODi with kernel '{}' on this space draws no dictionary"
-    with pytest.warns(UserWarning, match="^dictionary_size, dictionary " + unused.format(
+    with pytest.warns(UnusedOptionWarning, match="^dictionary_size, dictionary " + unused.format(
             "hamming")):
         bodi.BODi(categorical, dictionary_size=64, dictionary="naive")
-    with pytest.warns(UserWarning, match="^new_dictionary_every_iteration, "
+    with pytest.warns(UnusedOptionWarning, match="^new_dictionary_every_iteration, "
                       "dictionary_reference " + unused.format("hamming")):
         bodi.BODi(categorical, new_dictionary_every_iteration=False, dictionary_reference="none")
-    with pytest.warns(UserWarning, match=r"^dictionary_size " + unused.format(r"hed\*hamming")):
+    with pytest.warns(UnusedOptionWarning,
+                      match=r"^dictionary_size " + unused.format(r"hed\*hamming")):
         bodi.BODi(continuous, dictionary_size=64)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
