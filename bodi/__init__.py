@@ -1,6 +1,7 @@
 """bodi: Bayesian optimization over high-dimensional binary, categorical and mixed spaces with
 Hamming embeddings via dictionaries (BODi, Deshwal et al., AISTATS 2023)."""
 
+from bodi.checks import UnusedOptionWarning
 from bodi.constraints import InfeasibleConstraintsError, LinearConstraint, Predicate
 from bodi.minimize import OptimizeResult, minimize
 from bodi.optimizers import BODi, Optimizer, RandomSearch
@@ -31,6 +32,7 @@ __all__ = [
     "SearchSpace",
     "Study",
     "Trial",
+    "UnusedOptionWarning",
     "load_study",
     "minimize",
 ]
