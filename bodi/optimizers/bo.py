@@ -92,12 +92,18 @@ DICTIONARY_SIZE = 128
 DICTIONARY = "diverse"
 
 
+def draws_dictionary(kernel: str, space: SearchSpace) -> bool:
+    """Whether BODi with ``kernel`` on ``space`` draws a dictionary: not for the Hamming
+    distance alone (``kernel="hamming"``), nor without binary or categorical parameters."""
+    return kernel != "hamming" and bool(space.discrete_dims)
+
+
 def unused_dictionary_options(kernel: str, space: SearchSpace,
                               options: Mapping[str, Any]) -> list[str]:
     """The dictionary options in ``options`` set to other than their defaults that BODi with
-    ``kernel`` on ``space`` never uses: all of them when it draws no dictionary (the Hamming
-    distance alone, ``kernel="hamming"``, or no binary or categorical parameter)."""
-    if kernel != "hamming" and space.discrete_dims:
+    ``kernel`` on ``space`` never uses: all of them when it draws no dictionary
+    (:func:`draws_dictionary`)."""
+    if draws_dictionary(kernel, space):
         return []
     defaults = {"dictionary_size": DICTIONARY_SIZE, "dictionary": DICTIONARY,
                 "new_dictionary_every_iteration": True,
@@ -447,7 +453,7 @@ class BODi(GPOptimizer):
     def make_model_with_kernel(self, kernel: str, train_X: Tensor, train_Y: Tensor) -> Model:
         """The GP with the discrete model ``kernel`` (one of :data:`KERNELS` but ``"auto"``,
         ``"alternate"`` and ``"portfolio"``), fitted."""
-        dictionary = None if kernel == "hamming" else self.make_dictionary()
+        dictionary = self.make_dictionary() if draws_dictionary(kernel, self.space) else None
         noisier = self.noisier_inputs(train_X)
 
         def fitted(first_order: bool) -> Model:
