@@ -26,15 +26,10 @@ from typing import Any
 import numpy as np
 
 from bodi.directions import loss_sign
-from bodi.experiments.results import DB_NAME, ResultsStore, registry_space
+from bodi.experiments.results import registry_space
+from bodi.experiments.traces import open_results
 
 Outs = str | Path | Sequence[str | Path]
-
-
-def _store(out: str | Path) -> ResultsStore:
-    if not (Path(out) / DB_NAME).exists():
-        raise ValueError(f"{out} holds no benchmark results ({DB_NAME} not found)")
-    return ResultsStore(out, read_only=True)
 
 
 def _dirs(out: Outs) -> list[Path]:
@@ -64,11 +59,15 @@ def _load(
     runs: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     tasks: dict[str, dict[str, Any]] = {}
     for directory in _dirs(out):
-        store = _store(directory)
-        stored_tasks = {(t["problem"], t["method"], t["seed"]): t for t in store.tasks()}
+        store = open_results(directory)
+        try:
+            stored_tasks = {(t["problem"], t["method"], t["seed"]): t for t in store.tasks()}
+            curves = store.curves()
+        finally:
+            store.close()
         for task in stored_tasks.values():
             tasks.setdefault(task["problem"], task)
-        for key, rows in store.curves().items():
+        for key, rows in curves.items():
             problem, method, seed = key
             if problems and problem not in problems:
                 continue

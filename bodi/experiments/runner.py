@@ -31,6 +31,7 @@ from botorch.exceptions.warnings import OptimizationWarning
 
 from bodi.directions import best_of
 from bodi.experiments.results import Evaluation, ResultsStore, finite_or_none
+from bodi.experiments.traces import write_traces
 from bodi.initial_design import initial_design
 from bodi.optimizers.registry import make_optimizer, optimizer_class, parse_method
 from bodi.problems import Problem, get_problem
@@ -172,14 +173,27 @@ def run_benchmark(
             tasks += [Task(name, method, int(s), budget, n_init, wcnf, csv, device, design)
                       for s in seeds]
     store = ResultsStore(out)
+    try:
+        _run_tasks(store, tasks, budget=budget, wcnf=wcnf, csv=csv, scheduler=scheduler,
+                   n_workers=n_workers, progress=progress)
+    finally:
+        write_traces(out)
+    return store
+
+
+def _run_tasks(store: ResultsStore, tasks: list[Task], *, budget: int, wcnf: str | None,
+               csv: str | None, scheduler: str | None, n_workers: int | None,
+               progress: bool) -> None:
+    """Register ``tasks`` in ``store`` and run those with budget left, storing each
+    evaluation as it completes."""
     for task in tasks:
         problem = _problem(task.problem, wcnf, csv)
         store.register(task.problem, task.method, task.seed, problem.direction,
-                       problem.optimal_value, budget, n_init, design)
+                       problem.optimal_value, budget, task.n_init, task.design)
     histories = {t: store.history(t.problem, t.method, t.seed) for t in tasks}
     todo = [t for t in tasks if len(histories[t]) < budget]
     if not todo:
-        return store
+        return
     with ExitStack() as stack:
         bars = stack.enter_context(ProgressBars(progress, what="bodi bench's progress bars"))
         overall = bars.add("[bold]all tasks", total=budget * len(tasks),
@@ -205,7 +219,7 @@ def run_benchmark(
                 task = queue.popleft()
                 if record(task, run_step(task, tuple(histories[task]))):
                     queue.append(task)
-            return store
+            return
         from distributed import Client, LocalCluster, as_completed
 
         if scheduler:
@@ -226,4 +240,3 @@ def run_benchmark(
                 nxt = client.submit(run_step, task, tuple(histories[task]), pure=False)
                 futures[nxt] = task
                 pending.add(nxt)
-    return store
