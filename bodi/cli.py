@@ -20,6 +20,8 @@ from bodi.minimize import minimize
 from bodi.objective import load_objective
 from bodi.optimizers.registry import split_methods
 from bodi.problems import planted_binary, planted_categorical, planted_mixed
+from bodi.storage.urls import mask
+from bodi.storage.urls import parse as parse_storage
 
 DEMO_PROBLEMS = {
     "binary": lambda seed: planted_binary(30, seed=seed),
@@ -170,6 +172,7 @@ def _run(args: argparse.Namespace) -> int:
     from bodi.storage import open_storage
 
     space = SearchSpace.from_json(args.space)
+    catch = _exception_classes(args.catch)
     # nothing is created or written (study file, tables, cluster connection) before the run
     # can start: the storage is first only read
     reader = open_storage(args.storage, read_only=True) if _is_file_or_url(
@@ -178,9 +181,12 @@ def _run(args: argparse.Namespace) -> int:
     before = len(reader.trials(args.study_name)) if existing else 0
     if reader is not None:
         reader.close()
-    if existing and not args.resume:
+    if args.join and args.resume:
+        raise ValueError("pass --join or --resume, not both (--join also resumes)")
+    if existing and not (args.resume or args.join):
         raise ValueError(
-            f"{args.storage} already holds study {args.study_name!r}; pass --resume to continue it"
+            f"{args.storage} already holds study {args.study_name!r}; pass --resume to continue "
+            "it (or --join, which starts it or continues it)"
         )
     if args.resume and not existing:
         raise ValueError(f"--resume: {args.storage} holds no study {args.study_name!r} to "
@@ -205,7 +211,7 @@ def _run(args: argparse.Namespace) -> int:
         retried = load_study(storage, args.study_name).retry_failed()
         print(f"{len(retried)} failed trial(s) put back to be evaluated again")
     try:
-        result = minimize(
+        result = _minimize_or_objective_traceback(
             objective, space, budget=args.budget, seed=args.seed, direction=args.direction,
             directions=_directions(args.directions),
             outcome_constraints=args.outcome_constraints,
@@ -215,6 +221,7 @@ def _run(args: argparse.Namespace) -> int:
             max_consecutive_failures=args.max_failures, max_attempts=args.max_attempts,
             device=args.device, dtype=args.dtype,
             design=args.design or _stored_design(storage, args.study_name),
+            catch=catch,
         )
     finally:
         if executor is not None and not isinstance(executor, str):
@@ -236,9 +243,51 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+class _ObjectiveRaisedError(Exception):
+    """The objective raised an exception that ``--catch`` does not name (already printed)."""
+
+
+def _minimize_or_objective_traceback(*args, **kwargs):
+    """:func:`bodi.minimize`; an exception of the objective is printed with its traceback
+    (the user's code) and ends the command with exit code 1."""
+    import traceback
+
+    try:
+        return minimize(*args, **kwargs)
+    except Exception as err:
+        if getattr(err, "bodi_trial_number", None) is None:
+            raise
+        traceback.print_exception(err)
+        print(f"bodi: the objective raised {type(err).__name__} (stored as failed trial "
+              f"#{err.bodi_trial_number}); fix it and continue with --resume --retry-failed, or "
+              "name the exception in --catch if it is an expected failure", file=sys.stderr)
+        raise _ObjectiveRaisedError from None
+
+
+def _exception_classes(text: str | None) -> tuple[type[Exception], ...]:
+    """``--catch KeyError,mymodule.SimulatorError`` as exception classes (built-in names, or
+    ``module.Class`` imported)."""
+    import builtins
+    import importlib
+
+    classes = []
+    for name in filter(None, (n.strip() for n in (text or "").split(","))):
+        module, _, attribute = name.rpartition(".")
+        try:
+            found = getattr(importlib.import_module(module) if module else builtins, attribute)
+        except (ImportError, AttributeError):
+            found = None
+        if not (isinstance(found, type) and issubclass(found, Exception)):
+            raise ValueError(f"--catch {name}: not an exception class (a built-in name such as "
+                             "KeyError, or module.Class)")
+        classes.append(found)
+    return tuple(classes)
+
+
 def _is_file_or_url(storage: str) -> bool:
     """Whether ``storage`` names an existing, non-empty study file (or a database URL)."""
-    return "://" in storage or (Path(storage).is_file() and Path(storage).stat().st_size > 0)
+    name = parse_storage(storage)
+    return name.is_url or (name.path.is_file() and name.path.stat().st_size > 0)
 
 
 def _directions(text: str | None) -> list[str] | None:
@@ -269,7 +318,11 @@ def _show(args: argparse.Namespace) -> int:
     if args.csv:
         from bodi.export import write_csv
 
-        if Path(args.csv).resolve() == Path(args.storage).resolve():
+        if args.csv == "-":  # the table alone, on standard output
+            write_csv(optimizer, sys.stdout)
+            return 0
+        study_file = parse_storage(args.storage).path
+        if study_file is not None and Path(args.csv).resolve() == study_file.resolve():
             raise ValueError(f"--csv {args.csv} is the study file itself; name another file")
         print(f"trials table: {write_csv(optimizer, args.csv)}")
     if args.json:
@@ -280,7 +333,7 @@ def _show(args: argparse.Namespace) -> int:
     print(f"study {optimizer.study_name!r}: {len(states)} trials ({states.count('complete')} "
           f"complete, {states.count('failed')} failed, {states.count('pending')} pending), "
           f"{optimizer.direction}")
-    plot = plot_path(args.storage, args.plot)
+    plot = plot_path(args.storage, args.plot, optimizer.study_name)
     can_plot = available("matplotlib")
     no_plot = ("(no plot: matplotlib is not installed; pip install 'bodi[plot]' or "
                "'matplotlib')")
@@ -333,16 +386,22 @@ def _export(args: argparse.Namespace) -> int:
     from bodi.optimizers.loading import load_study
 
     optimizer = load_study(args.storage, args.study_name, read_only=True)
-    name = export_to_optuna(optimizer, args.optuna, args.optuna_study_name)
+    name = export_to_optuna(optimizer, args.optuna, args.optuna_study_name,
+                            replace=args.replace)
     print(f"exported {len(optimizer.trials)} trials to Optuna study {name!r} in {args.optuna} "
           f"(optuna-dashboard {args.optuna} shows it)")
     return 0
 
 
-def plot_path(storage: str, plot: str | None) -> Path:
-    """Where ``bodi show`` draws: ``plot``, or the study file with ``.png`` as its suffix;
-    never the study file itself (``study.png`` plots to ``study.plot.png``)."""
-    study = Path(storage)
+def plot_path(storage: str, plot: str | None, study_name: str = "study") -> Path:
+    """Where ``bodi show`` draws: ``plot``, or the study file with ``.png`` as its suffix
+    (for a database URL, ``STUDY_NAME.png`` in the working directory); never the study file
+    itself (``study.png`` plots to ``study.plot.png``)."""
+    name = parse_storage(storage)
+    if name.is_url:
+        stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in study_name).lstrip(".")
+        return Path(plot) if plot else Path(f"{stem or 'study'}.png")
+    study = name.path
     path = Path(plot) if plot else study.with_suffix(".png")
     if path.resolve() == study.resolve():
         if plot:
@@ -461,6 +520,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--design", choices=list(DESIGNS), default=None,
                      help="initial design: uniform (shift-invariant; the default for a new "
                           "study) or sparsity (the BODi authors'); a resumed study keeps its own")
+    run.add_argument("--catch", default=None, metavar="EXCEPTIONS",
+                     help="exceptions of the objective that are expected failures, e.g. "
+                          "RuntimeError,mysim.CrashError (Exception: all); any other stops the "
+                          "run at once, stored as a failed trial, with its traceback")
     run.add_argument("--max-failures", type=_positive_int, default=10,
                      help="stop after this many failures in a row")
     run.add_argument("--isolate", action="store_true",
@@ -471,6 +534,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "many times is marked failed instead of re-issued (default %(default)s)")
     run.add_argument("--resume", action="store_true",
                      help="continue an existing study (also: join other workers running it)")
+    run.add_argument("--join", action="store_true",
+                     help="start the study, or continue it if it exists: what N identical "
+                          "workers started at once pass (Optuna's load_if_exists)")
     run.add_argument("--retry-failed", action="store_true",
                      help="with --resume: evaluate the study's failed trials again first")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -487,10 +553,11 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--study-name", default=None,
                       help="the study (default: the storage's only one)")
     show.add_argument("--json", action="store_true", help="print every trial as JSON")
-    show.add_argument("--plot", default=None, help="PNG path (default: STORAGE with .png)")
+    show.add_argument("--plot", default=None,
+                      help="PNG path (default: STORAGE with .png; STUDY_NAME.png for a URL)")
     show.add_argument("--csv", default=None, metavar="PATH",
                       help="also write every trial as a CSV table (columns as Optuna's "
-                           "trials_dataframe)")
+                           "trials_dataframe); '-': the table alone, on standard output")
     show.set_defaults(handler=_show)
 
     studies = sub.add_parser("studies", help="list, delete or copy the studies of a study file")
@@ -509,7 +576,10 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--study-name", default=None,
                         help="the study (default: the storage's only one)")
     export.add_argument("--optuna", required=True, metavar="URL",
-                        help="Optuna RDB storage URL, e.g. sqlite:///optuna.db")
+                        help="Optuna RDB storage: a URL (sqlite:///optuna.db, "
+                             "postgresql://...) or an SQLite file's path")
+    export.add_argument("--replace", action="store_true",
+                        help="replace an Optuna study of the same name (default: refuse)")
     export.add_argument("--optuna-study-name", default=None,
                         help="the Optuna study's name (default: the bodi study's)")
     export.set_defaults(handler=_export)
@@ -579,7 +649,31 @@ def _database_hint(err: sqlite3.Error) -> str:
     return f"study database: {text} ({hint})"
 
 
+class _MaskedStream:
+    """A text stream that writes through :func:`bodi.storage.urls.mask`: no password of a
+    database URL reaches the terminal, whichever message carries it."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(mask(text))
+        return len(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _MaskedStream(sys.stdout), _MaskedStream(sys.stderr)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     torch.set_num_threads(max(1, min(torch.get_num_threads(), 2)))
     previous = signal.getsignal(signal.SIGTERM)
@@ -590,6 +684,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.handler(args)
     except KeyboardInterrupt as err:
         return _interrupted(args, err)
+    except _ObjectiveRaisedError:
+        return 1
     except BrokenPipeError:  # e.g. `bodi show study.db | head`
         sys.stderr.close()
         return 0

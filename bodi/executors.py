@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import threading
+import traceback
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Executor, Future
 from concurrent.futures import wait as futures_wait
@@ -38,10 +39,15 @@ class EvaluationProcessDiedError(RuntimeError):
     """The process evaluating a configuration ended without a result (killed, crashed)."""
 
 
+class EvaluationTimeoutError(TimeoutError):
+    """An evaluation ran longer than its time limit."""
+
+
 def _evaluate_in_child(connection: Any, fn: Callable[..., Any], args: tuple) -> None:
     try:
         result: tuple[bool, Any] = (True, fn(*args))
-    except BaseException as err:  # delivered to the parent
+    except BaseException as err:  # delivered to the parent, with the child's traceback
+        err.add_note("the evaluation's process raised it:\n" + traceback.format_exc().rstrip())
         result = (False, err)
     try:
         connection.send(result)

@@ -11,9 +11,10 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from bodi.extras import require
+from bodi.storage.urls import mask
 
 if TYPE_CHECKING:
     from bodi.optimizers.base import Optimizer
@@ -55,27 +56,52 @@ def trials_dataframe(optimizer: Optimizer) -> Any:
     return pandas.DataFrame(rows, columns=_columns(rows))
 
 
-def write_csv(optimizer: Optimizer, path: str | Path) -> Path:
-    """The trials as a CSV file (no extra needed); lists and dicts are written as JSON."""
+#: the first characters that make a spreadsheet read a cell as a formula
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A value as a CSV cell: lists and dicts as JSON, and text that a spreadsheet would run
+    as a formula (``=HYPERLINK(...)`` in a trial's message) behind a ``'``, as OWASP advises;
+    numbers as they are."""
+    if isinstance(value, list | dict):
+        value = json.dumps(value)
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def write_csv(optimizer: Optimizer, path: str | Path | TextIO) -> Path | TextIO:
+    """The trials as a CSV file, or into an open text stream (no extra needed); returns
+    ``path``."""
     rows = trial_rows(optimizer)
+    if not isinstance(path, str | Path):
+        _write_rows(rows, path)
+        return path
     path = Path(path)
     with open(path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=_columns(rows))
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: json.dumps(v) if isinstance(v, list | dict) else v
-                             for k, v in row.items()})
+        _write_rows(rows, handle)
     return path
 
 
-def export_to_optuna(optimizer: Optimizer, storage: str, study_name: str | None = None) -> str:
-    """Write the study into an Optuna storage (an RDB URL such as ``sqlite:///optuna.db``), so
+def _write_rows(rows: list[dict[str, Any]], handle: TextIO) -> None:
+    writer = csv.DictWriter(handle, fieldnames=_columns(rows), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows({k: csv_cell(v) for k, v in row.items()} for row in rows)
+
+
+def export_to_optuna(optimizer: Optimizer, storage: str | Path, study_name: str | None = None,
+                     *, replace: bool = False) -> str:
+    """Write the study into an Optuna storage (an RDB URL such as ``sqlite:///optuna.db``, or
+    an SQLite file's path), so
     that Optuna's tools (optuna-dashboard, ``optuna.visualization``) show it. Each trial becomes
     an Optuna trial with the distributions of the bodi parameters
     (:func:`bodi.integrations.spaces.optuna.make_distributions`); complete trials keep their values,
     failed ones are FAIL, pending ones WAITING; constraints and user attributes go into the
     user attributes.
-    Returns the Optuna study's name (``study_name``, default the bodi study's)."""
+    An Optuna study of the same name in ``storage`` is an error unless ``replace``, which
+    deletes it first. Returns the Optuna study's name (``study_name``, default the bodi
+    study's)."""
     optuna = require("optuna", "the export to Optuna", "optuna")
     from optuna.trial import TrialState, create_trial
 
@@ -83,7 +109,13 @@ def export_to_optuna(optimizer: Optimizer, storage: str, study_name: str | None 
 
     distributions = make_distributions(optimizer.space)
     name = study_name or optimizer.study_name
-    study = optuna.create_study(storage=storage, study_name=name,
+    url = str(storage) if "://" in str(storage) else f"sqlite:///{storage}"
+    if name in optuna.get_all_study_names(storage=url):
+        if not replace:
+            raise ValueError(f"{mask(url)} already holds an Optuna study {name!r}; replace it "
+                             "(--replace, replace=True) or name another (--optuna-study-name)")
+        optuna.delete_study(study_name=name, storage=url)
+    study = optuna.create_study(storage=url, study_name=name,
                                 directions=list(optimizer.directions))
     states = {"complete": TrialState.COMPLETE, "failed": TrialState.FAIL,
               "pending": TrialState.WAITING}

@@ -11,7 +11,7 @@ from typing import Any
 
 from bodi.checks import check_integer
 from bodi.diagnostics import logger
-from bodi.executors import EvaluationPool
+from bodi.executors import EvaluationPool, EvaluationProcessDiedError, EvaluationTimeoutError
 from bodi.optimizers.base import Optimizer
 from bodi.optimizers.bo import BODi
 from bodi.progress import ProgressBars
@@ -84,6 +84,7 @@ def minimize(
     progress: bool = False,
     callback: Callable[[Trial], Any] | None = None,
     max_consecutive_failures: int = 10,
+    catch: type[Exception] | Sequence[type[Exception]] = (),
     **bodi_options: Any,
 ) -> OptimizeResult:
     """Optimize ``func`` over ``space`` until the study holds ``budget`` finished evaluations.
@@ -91,9 +92,13 @@ def minimize(
     Args:
         func: takes a dict of parameter values, returns a float (with several objectives: a
             sequence of one float per objective; with ``outcome_constraints``, a
-            :class:`bodi.Outcome` that adds the constraint values). An exception, NaN or inf,
-            or running longer than ``evaluation_timeout`` marks that evaluation as failed (it
-            still counts toward the budget, and the point is never proposed again). A value
+            :class:`bodi.Outcome` that adds the constraint values). NaN or inf, an exception
+            named in ``catch``, running longer than ``evaluation_timeout`` or a process that
+            dies under ``executor="process"`` marks that evaluation as failed (it still counts
+            toward the budget, and the point is never proposed again). Any other exception is
+            stored as a failed trial and then raised, with the objective's traceback, as soon
+            as the evaluations still running have finished and been stored (as Optuna does
+            without ``catch``): a bug of the objective costs one evaluation. A value
             that is no number at all (a string, ``None``, a list for one objective) is a bug
             of the objective: the trial is stored as failed and the run stops at once with
             :class:`InvalidObjectiveValueError`.
@@ -132,6 +137,9 @@ def minimize(
             the size of the Pareto front).
         callback: called with each finished trial.
         max_consecutive_failures: stop with an error after this many failures in a row.
+        catch: the exception classes that are expected failures of the objective (e.g.
+            ``(RuntimeError,)`` for a simulator that crashes on some inputs; ``Exception``
+            for all): such an evaluation is a failed trial and the run goes on.
         **bodi_options: keywords for :class:`BODi` (``dictionary_size``, ``n_init``, ...).
     """
     budget = check_integer("budget", budget)
@@ -156,7 +164,8 @@ def minimize(
                          **bodi_options)
     elif bodi_options or storage is not None:
         raise ValueError("BODi options and storage cannot be combined with an explicit optimizer")
-    loop = _Loop(optimizer, budget, callback, max_consecutive_failures)
+    loop = _Loop(optimizer, budget, callback, max_consecutive_failures,
+                 _exception_classes(catch))
     if time_limit is not None:
         loop.deadline = time.monotonic() + time_limit
     warnings_before = optimizer.numerical_warnings
@@ -186,6 +195,16 @@ def minimize(
     return OptimizeResult(best[0], best[1], optimizer.trials, optimizer, front)
 
 
+def _exception_classes(catch: Any) -> tuple[type[Exception], ...]:
+    """``catch`` as a tuple of exception classes (one clear error for anything else)."""
+    classes = (catch,) if isinstance(catch, type) else tuple(catch)
+    bad = [c for c in classes if not (isinstance(c, type) and issubclass(c, Exception))]
+    if bad:
+        raise ValueError(f"catch takes exception classes (e.g. (KeyError, RuntimeError)), got "
+                         f"{bad[0]!r}")
+    return classes
+
+
 def _progress_summary(optimizer: Optimizer) -> float | str | None:
     """What the progress bar shows: the best value, or the Pareto front's size."""
     if optimizer.is_multi_objective:
@@ -202,10 +221,13 @@ class _Loop:
     on one stored study together fill it exactly.
     """
 
-    def __init__(self, optimizer: Optimizer, budget: int, callback, max_failures: int):
+    def __init__(self, optimizer: Optimizer, budget: int, callback, max_failures: int,
+                 catch: tuple[type[Exception], ...]):
         self.optimizer, self.budget = optimizer, budget
-        self.callback, self.max_failures = callback, max_failures
+        self.callback, self.max_failures, self.catch = callback, max_failures, catch
         self.failures_in_a_row = 0
+        #: the error that ends the run once the running evaluations are stored
+        self.stop_error: Exception | None = None
         self.deadline = float("inf")  # time.monotonic() after which nothing new starts
         self.advance: Callable[[Optimizer], None] = lambda optimizer: None
 
@@ -214,13 +236,13 @@ class _Loop:
         return self.optimizer.n_finished
 
     def ask(self, count: int) -> list[dict[str, Value]]:
-        if time.monotonic() >= self.deadline:
+        if time.monotonic() >= self.deadline or self.stop_error is not None:
             return []
         return self.optimizer.ask_within(count, limit=self.budget)
 
     def record(self, params: dict[str, Value], outcome: Callable[[], Any]) -> Trial:
         """Store one finished evaluation first, then report it."""
-        trial = _tell(self.optimizer, params, outcome)
+        trial = _tell(self.optimizer, params, outcome, self.catch)
         self.failures_in_a_row = self.failures_in_a_row + 1 if trial.state == "failed" else 0
         self.advance(self.optimizer)
         if self.callback is not None:
@@ -256,7 +278,7 @@ class _Loop:
                     params, start = running.pop(future)
                     lost = pool.lost(future)
                     if lost is None:
-                        self.record(params, future.result)
+                        self.record_or_stop(params, future.result)
                         continue
                     key = json.dumps(params, sort_keys=True, default=str)
                     retries[key] = retries.get(key, 0) + 1
@@ -274,11 +296,24 @@ class _Loop:
                         if now - start >= timeout:
                             running.pop(future)
                             pool.cancel(future)
-                            self.record(params, _raiser(TimeoutError(
+                            self.record_or_stop(params, _raiser(EvaluationTimeoutError(
                                 f"exceeded the time limit of {timeout:g} s")))
         finally:
             for future in running:
                 pool.cancel(future)
+        if self.stop_error is not None:
+            raise self.stop_error
+
+    def record_or_stop(self, params: dict[str, Value], outcome: Callable[[], Any]) -> None:
+        """:meth:`record`; an error that ends the run is kept until the running evaluations
+        are stored (the first one is raised, later ones are logged)."""
+        try:
+            self.record(params, outcome)
+        except Exception as err:
+            if self.stop_error is None:
+                self.stop_error = err
+            else:
+                logger.warning("also while stopping: %s: %s", type(err).__name__, err)
 
 
 def _raiser(error: Exception) -> Callable[[], Any]:
@@ -288,12 +323,27 @@ def _raiser(error: Exception) -> Callable[[], Any]:
     return outcome
 
 
-def _tell(optimizer: Optimizer, params: dict[str, Value], outcome: Callable[[], Any]) -> Trial:
-    """Tell ``outcome()`` (a value, or an exception) for ``params``; failures are recorded."""
+#: failures of the evaluation's surroundings, never of the objective's code: always a failed
+#: trial, whatever ``catch`` names
+_ALWAYS_CAUGHT = (EvaluationProcessDiedError, EvaluationTimeoutError)
+
+
+def _tell(optimizer: Optimizer, params: dict[str, Value], outcome: Callable[[], Any],
+          catch: tuple[type[Exception], ...] = ()) -> Trial:
+    """Tell ``outcome()`` (a value, or an exception) for ``params``; failures are recorded,
+    and an exception that ``catch`` does not name is raised after it is stored."""
     try:
         value = outcome()
-    except Exception as err:  # the user's objective failed: record it, keep going
-        return optimizer.tell_failure(params, f"{type(err).__name__}: {err}")
+    except Exception as err:  # the user's objective failed: stored first
+        trial = optimizer.tell_failure(params, f"{type(err).__name__}: {err}")
+        if isinstance(err, catch + _ALWAYS_CAUGHT):
+            return trial
+        err.bodi_trial_number = trial.number  # type: ignore[attr-defined]  # for the CLI
+        err.add_note(f"bodi: stored as failed trial #{trial.number}; name the exception in "
+                     "catch= (bodi run --catch) if it is an expected failure, or fix the "
+                     "objective and resume (with retry_failed / --retry-failed to evaluate "
+                     "it again)")
+        raise
     constraints = attrs = None
     if isinstance(value, Outcome):
         value, constraints, attrs = value.value, value.constraints, value.user_attrs

@@ -28,6 +28,7 @@ from torch import Tensor
 from bodi.diagnostics import logger
 from bodi.space import DTYPE, SearchSpace, Value
 from bodi.storage import Storage, StudyRecord, open_storage
+from bodi.storage.urls import mask
 from bodi.trials import (
     History,
     Trial,
@@ -39,6 +40,7 @@ from bodi.workers import (
     Heartbeat,
     new_worker_name,
     register_worker,
+    stale_after,
     unregister_worker,
     worker_is_gone,
 )
@@ -90,6 +92,7 @@ class Study:
         self._cursor = 0
         self._snapshot: History | None = None
         self.worker = new_worker_name()
+        stale_after()  # a bad $BODI_STALE_AFTER is an error before anything is written
         self.storage = open_storage(storage)
         self._open(complete_settings)
         register_worker(self.worker, self)
@@ -377,7 +380,7 @@ class Study:
             return same[0]
         trial = pending[0] if pending else self._add(x)  # else: evaluated outside ask()
         if value is None:
-            changes: dict[str, Any] = {"state": "failed", "message": message}
+            changes: dict[str, Any] = {"state": "failed", "message": _storable(message)}
         elif isinstance(value, list):
             changes = {"state": "complete", "values": value, "constraints": constraints}
         else:
@@ -395,6 +398,13 @@ class Study:
                                             unique=False)
         self.refresh()
         return self.trials[stored.number]
+
+
+def _storable(message: str | None) -> str | None:
+    """A failure's message as every storage keeps it: no password of a database URL
+    (:func:`bodi.storage.urls.mask`), and NUL bytes (which PostgreSQL's text refuses) written
+    as ``\\x00``."""
+    return None if message is None else mask(message).replace("\x00", "\\x00")
 
 
 def _point_key(x: Tensor) -> bytes:

@@ -11,14 +11,16 @@ trial over (:meth:`bodi.optimizers.Optimizer.ask`) only when its worker is gone:
   stopped process), since the process table, not the heartbeat, says so;
 * in the same process, its optimizer was closed (:meth:`bodi.optimizers.Optimizer.close`,
   which hands its pending trials back at once) or garbage collected;
-* on another host, its heartbeat is older than :data:`STALE_AFTER` seconds (``$BODI_STALE_AFTER``
-  sets it). If it tells its value late, after another worker took the trial over, no second
-  trial is added for the configuration (:meth:`bodi.optimizers.Optimizer.tell`).
+* on another host, its heartbeat is older than :func:`stale_after` seconds (60, or
+  ``$BODI_STALE_AFTER``; a worker beats at least three times within it). If it tells its
+  value late, after another worker took the trial over, no second trial is added for the
+  configuration (:meth:`bodi.optimizers.Optimizer.tell`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import socket
 import threading
@@ -30,9 +32,30 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from bodi.storage import Storage
 
-HEARTBEAT_INTERVAL = 10.0  # seconds between two heartbeats of a worker
+HEARTBEAT_INTERVAL = 10.0  # the most seconds between two heartbeats of a worker
 #: a pending trial of a worker on another host without a heartbeat for this long is re-issued
-STALE_AFTER = float(os.environ.get("BODI_STALE_AFTER", "60"))
+STALE_AFTER = 60.0
+
+
+def stale_after() -> float:
+    """Seconds without a heartbeat after which a worker on another host is gone:
+    ``$BODI_STALE_AFTER`` (a positive number), else :data:`STALE_AFTER`."""
+    text = os.environ.get("BODI_STALE_AFTER")
+    if text is None:
+        return STALE_AFTER
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ValueError(f"BODI_STALE_AFTER must be a positive number of seconds, got {text!r}")
+    return seconds
+
+
+def heartbeat_interval() -> float:
+    """Seconds between two heartbeats: :data:`HEARTBEAT_INTERVAL`, or a third of
+    :func:`stale_after` where that is shorter, so that a live worker is never taken for gone."""
+    return min(HEARTBEAT_INTERVAL, stale_after() / 3)
 #: this host's name in worker names (``$BODI_WORKER_HOST`` overrides it, e.g. for containers
 #: that share a host name)
 _HOST = os.environ.get("BODI_WORKER_HOST") or socket.gethostname()
@@ -98,7 +121,7 @@ def worker_is_gone(worker: str | None, heartbeat: float | None, now: float | Non
             return _start_time(pid) != start  # alive, unless the pid now names another
     if heartbeat is None:
         return True
-    return (time.time() if now is None else now) - heartbeat > STALE_AFTER
+    return (time.time() if now is None else now) - heartbeat > stale_after()
 
 
 class Heartbeat:
@@ -106,7 +129,8 @@ class Heartbeat:
     automatically when the owner is garbage collected, see ``weakref.finalize``)."""
 
     def __init__(self, storage: Storage, study: str, worker: str,
-                 interval: float = HEARTBEAT_INTERVAL) -> None:
+                 interval: float | None = None) -> None:
+        interval = heartbeat_interval() if interval is None else interval
         self._stop = threading.Event()
         self._thread = threading.Thread(
             target=self._run, args=(weakref.ref(storage), study, worker, interval),

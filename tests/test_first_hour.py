@@ -258,3 +258,60 @@ def test_the_convergence_plot_steps_and_says_what_it_shows():
     (best,) = [line for line in ax.get_lines() if line.get_label() == "best so far"]
     assert best.get_drawstyle() == "steps-post"  # flat between improvements
     assert (_count(1, "seed"), _count(3, "seed")) == ("1 seed", "3 seeds")
+
+
+def test_show_csv_dash_writes_the_table_alone_to_standard_output(project, capsys):
+    study = project / "study.db"
+    assert _run(project, study, "--quiet") == 0
+    capsys.readouterr()
+    assert main(["show", str(study), "--csv", "-"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 7 and lines[0].startswith("number,state,value,params_b0")
+    assert not (project / "-").exists()
+
+
+def test_export_again_refuses_in_one_line_or_replaces_and_takes_a_path(project, capsys):
+    optuna = pytest.importorskip("optuna")
+    study = project / "study.db"
+    assert _run(project, study, "--quiet") == 0
+    target = project / "optuna.db"  # a path, not a URL
+    assert main(["export", str(study), "--optuna", str(target)]) == 0
+    capsys.readouterr()
+    assert main(["export", str(study), "--optuna", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "already holds an Optuna study 'default'" in err
+    assert main(["export", str(study), "--optuna", f"sqlite:///{target}", "--replace"]) == 0
+    exported = optuna.load_study(study_name="default", storage=f"sqlite:///{target}")
+    assert len(exported.trials) == 6  # replaced, not appended
+
+
+def test_identical_workers_join_a_study_whether_or_not_it_exists(project):
+    study = project / "study.db"
+    assert _run(project, study, "--quiet", "--join") == 0  # creates it
+    assert _run(project, study, "--quiet", "--join", "--budget", "8") == 0  # continues it
+    assert len(bodi.load_study(study).trials) == 8
+    assert _run(project, study, "--quiet", "--join", "--resume") == 2
+
+
+TYPO_OBJECTIVE = """
+def f(params):
+    return float(params["b_five"])  # a typo: there is no such parameter
+"""
+
+
+def test_an_exception_in_the_objective_stops_the_cli_run_with_its_traceback(project):
+    (project / "typo.py").write_text(TYPO_OBJECTIVE)
+    command = [sys.executable, "-m", "bodi", "run", "--objective", "typo.py:f", "--space",
+               "space.json", "--storage", "study.db", "--budget", "6", "--n-init", "4",
+               "--quiet"]
+    done = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1
+    assert 'typo.py", line 3, in f' in done.stderr and "KeyError: 'b_five'" in done.stderr
+    assert "stored as failed trial #0" in done.stderr
+    assert len(bodi.load_study(project / "study.db").trials) == 1
+    caught = subprocess.run([*command, "--resume", "--catch", "KeyError", "--max-failures", "3"],
+                            cwd=project, capture_output=True, text=True, timeout=300)
+    assert caught.returncode == 2 and "3 evaluations failed in a row" in caught.stderr
+    bad = subprocess.run([*command, "--catch", "NoSuchError"], cwd=project,
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "--catch NoSuchError: not an exception class" in bad.stderr

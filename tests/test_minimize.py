@@ -38,7 +38,7 @@ def test_failures_are_recorded_and_the_budget_is_completed():
             return math.inf
         return objective(c)
 
-    result = bodi.minimize(flaky, SPACE, budget=16, seed=1, n_init=6)
+    result = bodi.minimize(flaky, SPACE, budget=16, seed=1, n_init=6, catch=RuntimeError)
     states = [t.state for t in result.history]
     assert len(states) == 16 and states.count("failed") == 12
     messages = [t.message for t in result.history if t.state == "failed"]
@@ -52,7 +52,68 @@ def test_consecutive_failures_stop_with_a_clear_message():
         raise ValueError("license server unreachable")
 
     with pytest.raises(RuntimeError, match=r"5 evaluations failed in a row.*license server"):
-        bodi.minimize(broken, SPACE, budget=20, seed=0, max_consecutive_failures=5)
+        bodi.minimize(broken, SPACE, budget=20, seed=0, max_consecutive_failures=5,
+                      catch=(KeyError, ValueError))
+
+
+def test_an_exception_not_in_catch_stops_the_run_at_once_with_the_objectives_traceback(
+        tmp_path):
+    calls = []
+
+    def typo(c):
+        calls.append(c)
+        return c["b_nine"]  # no such parameter
+
+    with pytest.raises(KeyError, match="b_nine") as raised:
+        bodi.minimize(typo, SPACE, budget=20, seed=0, storage=tmp_path / "s.db")
+    assert len(calls) == 1
+    assert raised.traceback[-1].name == "typo"  # the user's own line
+    assert "stored as failed trial #0" in "".join(raised.value.__notes__)
+    (trial,) = bodi.load_study(tmp_path / "s.db").trials
+    assert trial.state == "failed" and "KeyError" in trial.message
+    with pytest.raises(ValueError, match="exception classes"):
+        bodi.minimize(typo, SPACE, budget=2, catch=["KeyError"])
+
+
+def test_in_parallel_the_running_evaluations_are_stored_before_the_error_is_raised():
+    import threading
+
+    first = threading.Event()
+
+    def f(c):
+        if not first.is_set():
+            first.set()
+            raise ZeroDivisionError("the first evaluation")
+        import time
+
+        time.sleep(0.2)
+        return objective(c)
+
+    opt = bodi.RandomSearch(SPACE, seed=0)
+    with pytest.raises(ZeroDivisionError):
+        bodi.minimize(f, SPACE, budget=12, optimizer=opt, n_workers=3)
+    states = [t.state for t in opt.trials]
+    assert states.count("failed") == 1 and "pending" not in states
+    assert states.count("complete") == 2  # the two that were running, none started after
+
+
+def test_timeouts_and_dead_processes_are_failed_trials_whatever_catch_names():
+    import os
+
+    def f(c):
+        if c["b0"]:
+            os._exit(3)
+        if c["b1"]:
+            import time
+
+            time.sleep(30)
+        return objective(c)
+
+    result = bodi.minimize(f, SPACE, budget=8, optimizer=bodi.RandomSearch(SPACE, seed=0),
+                           executor="process", evaluation_timeout=2.0, n_workers=4)
+    messages = [t.message for t in result.history if t.state == "failed"]
+    assert any("process died" in m for m in messages)
+    assert any("time limit" in m for m in messages)
 
 
 def test_argument_checks():

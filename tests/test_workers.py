@@ -13,7 +13,7 @@ import bodi
 from bodi.initial_design import initial_design
 from bodi.space import Binary, Categorical, SearchSpace
 from bodi.storage import InMemoryStorage, TrialRecord
-from bodi.workers import STALE_AFTER, new_worker_name, worker_is_gone
+from bodi.workers import STALE_AFTER, heartbeat_interval, new_worker_name, worker_is_gone
 
 SPACE = SearchSpace([Binary(f"b{i}") for i in range(10)] + [Categorical("c", ["x", "y", "z"])])
 
@@ -281,3 +281,18 @@ def test_workers_with_one_seed_resolve_their_conflicting_claims(tmp_path):
         assert proc.returncode == 0, err
     study = bodi.load_study(path, read_only=True)
     assert len(study.trials) == 400 == len({json.dumps(t.params) for t in study.trials})
+
+
+@pytest.mark.parametrize("text", ["60s", "0", "-5", "nan", "inf", ""])
+def test_a_bad_stale_after_setting_is_one_line_before_anything_is_written(text, tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.setenv("BODI_STALE_AFTER", text)
+    with pytest.raises(ValueError, match="BODI_STALE_AFTER must be a positive number"):
+        bodi.minimize(lambda p: 0.0, SPACE, budget=2, storage=tmp_path / "s.db")
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_workers_beat_at_least_three_times_within_the_stale_time(monkeypatch):
+    assert heartbeat_interval() == 10.0
+    monkeypatch.setenv("BODI_STALE_AFTER", "1.5")
+    assert heartbeat_interval() == 0.5

@@ -71,7 +71,7 @@ class Optimizer(ABC):
             existing study of the same name is resumed; its space and settings must match.
         study_name: the study's name in the storage (default ``"default"``).
         on_pending: what to do with pending trials whose worker is gone (its process ended,
-            or it sent no heartbeat for :data:`bodi.workers.STALE_AFTER` seconds):
+            or it sent no heartbeat for :func:`bodi.workers.stale_after` seconds):
             ``"reissue"`` (default; ``ask`` returns them again first) or ``"fail"``. Pending
             trials of live workers (other processes on the same study) are left to them.
         max_attempts: a trial is handed out at most this many times: when its evaluation was

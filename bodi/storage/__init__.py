@@ -2,7 +2,8 @@
 
 A *study* is a search space, an optimizer (class name, settings, seed, direction) and its
 trials. :func:`open_storage` opens one by what the user names: nothing (memory,
-:class:`InMemoryStorage`), a path or ``sqlite:///path`` (:class:`SQLiteStorage`, one file),
+:class:`InMemoryStorage`), a path or ``sqlite:///path`` (:class:`SQLiteStorage`, one file;
+the URL forms as Optuna reads them, :mod:`bodi.storage.urls`),
 or ``postgresql://user@host:port/db`` (:class:`~bodi.storage.postgres.PostgresStorage`, shared
 by workers on many machines; the ``postgres`` extra, imported only when asked for).
 :func:`bodi.load_study` continues a stored study.
@@ -21,6 +22,7 @@ from bodi.storage.base import (
     TrialRecord,
 )
 from bodi.storage.sqlite import SQLiteStorage, StudyFileGoneError
+from bodi.storage.urls import parse
 
 __all__ = [
     "FORMAT",
@@ -36,23 +38,18 @@ __all__ = [
 
 
 def open_storage(storage: str | Path | Storage | None, *, read_only: bool = False) -> Storage:
-    """``None`` -> in memory; a path or ``sqlite:///path`` -> SQLite; a
+    """``None`` -> in memory; a path or ``sqlite:///path`` (relative, as in Optuna) -> SQLite; a
     ``postgresql://user@host:port/db`` URL -> PostgreSQL (:mod:`bodi.storage.postgres`); a
     :class:`Storage` is returned as is. ``read_only``: never written (``bodi show``)."""
     if storage is None:
         return InMemoryStorage()
     if isinstance(storage, Storage):
         return storage
-    if isinstance(storage, str) and "://" in storage:
-        scheme, _, rest = storage.partition("://")
-        if scheme == "sqlite":
-            return SQLiteStorage(rest, read_only=read_only)
-        if scheme in ("postgresql", "postgres"):
-            from bodi.storage.postgres import PostgresStorage
+    if not isinstance(storage, str | Path):
+        raise ValueError(f"storage must be a path or a Storage, got {type(storage).__name__}")
+    name = parse(storage)
+    if name.kind == "postgresql":
+        from bodi.storage.postgres import PostgresStorage
 
-            return PostgresStorage(storage, read_only=read_only)
-        raise ValueError(f"unknown storage URL scheme {scheme!r}: use a file path, "
-                         "sqlite:///path or postgresql://user@host:port/database")
-    if isinstance(storage, str | Path):
-        return SQLiteStorage(storage, read_only=read_only)
-    raise ValueError(f"storage must be a path or a Storage, got {type(storage).__name__}")
+        return PostgresStorage(name.url, read_only=read_only)
+    return SQLiteStorage(name.path, read_only=read_only)

@@ -28,11 +28,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from bodi.extras import require
 from bodi.storage.base import FORMAT, VERSION, StudyRecord, TrialRecord
 from bodi.storage.sql import SQLStorage
+from bodi.storage.urls import mask
 
 #: an arbitrary key for ``pg_advisory_xact_lock``: one creator of the tables at a time
 _SCHEMA_LOCK = 0xB0D1
@@ -53,21 +53,6 @@ _TABLES = (
 )
 
 
-def is_postgres_url(storage: object) -> bool:
-    """Whether ``storage`` is a PostgreSQL URL (``postgresql://`` or ``postgres://``)."""
-    return isinstance(storage, str) and storage.split("://", 1)[0] in ("postgresql",
-                                                                        "postgres")
-
-
-def masked(url: str) -> str:
-    """``url`` without its password, for messages."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
 class PostgresStorage(SQLStorage):
     """Studies in a PostgreSQL database (see the module docstring).
 
@@ -85,7 +70,7 @@ class PostgresStorage(SQLStorage):
         super().__init__()
         self._psycopg = require("psycopg", "a PostgreSQL study storage", "postgres")
         self.url = url
-        self.path = masked(url)  # what messages name
+        self.path = mask(url)  # what messages name
         self.read_only = read_only
         self._local = threading.local()
         self._connections: list[Any] = []
@@ -115,8 +100,8 @@ class PostgresStorage(SQLStorage):
                 db = self._psycopg.connect(self.url, autocommit=True, connect_timeout=10)
             except self._psycopg.OperationalError as err:
                 first = str(err).strip().splitlines()[0] if str(err).strip() else type(err)
-                raise ValueError(f"cannot connect to the study database {self.path}: "
-                                 f"{first}") from None
+                raise ValueError(mask(f"cannot connect to the study database {self.path}: "
+                                      f"{first}")) from None
             if self.read_only:
                 db.execute("SET default_transaction_read_only = on")
             self._local.db = db

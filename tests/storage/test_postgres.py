@@ -128,3 +128,54 @@ def test_workers_on_three_hosts_killed_ten_times_then_resumed_to_the_budget(url,
     assert len(study.trials) == len(configurations) == budget
     assert all(t.state == "complete" for t in study.trials)
     assert all(t.value == value(t.params) for t in study.trials)  # every told value stored
+
+
+def test_no_password_of_the_url_reaches_any_output(url, tmp_path, capsys, monkeypatch):
+    """The server trusts every connection, so a URL with a password connects; the password
+    must show in no line that the CLI prints, whatever the command or its error."""
+    pytest.importorskip("optuna")
+    monkeypatch.chdir(tmp_path)
+    secret = url.replace("bodi@", "bodi:s3cret@")
+    (tmp_path / "objective.py").write_text(
+        "def f(p):\n    return float(sum(p[f'b{i}'] for i in range(8)))\n")
+    SPACE.to_json(tmp_path / "space.json")
+    run = ["run", "--objective", "objective.py:f", "--space", "space.json", "--storage", secret,
+           "--budget", "5", "--n-init", "4", "--quiet"]
+    commands = [run, [*run[:-1], "--resume", "--quiet"], run, ["show", secret],
+                ["show", secret, "--csv", "-"], ["studies", secret],
+                ["studies", secret, "--copy", "default", "--as", "copy"],
+                ["studies", secret, "--delete", "copy"],
+                ["export", secret, "--optuna", "optuna.db"],
+                ["show", secret.rsplit("/", 1)[0] + "/nosuchdb"]]
+    codes = [main(command) for command in commands]
+    assert codes == [0, 0, 2, 0, 0, 0, 0, 0, 0, 2]
+    printed = capsys.readouterr()
+    assert "s3cret" not in printed.out + printed.err
+    assert "***" in printed.err  # the errors name the storage, masked
+    study = bodi.load_study(url, read_only=True)
+    assert all("s3cret" not in (t.message or "") for t in study.trials)
+
+
+def test_show_of_a_url_draws_to_the_study_name_in_the_working_directory(url, tmp_path, capsys,
+                                                                        monkeypatch):
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    bodi.minimize(value, SPACE, budget=5, seed=0, storage=url, study_name="knobs/v1", **SMALL)
+    assert main(["show", url]) == 0
+    assert "convergence plot: knobs_v1.png" in capsys.readouterr().out
+    assert (tmp_path / "knobs_v1.png").stat().st_size > 1000
+
+
+def test_a_nul_byte_in_an_objectives_message_is_stored_and_the_run_goes_on(url):
+    def f(params):
+        if params["b0"]:
+            raise RuntimeError("bad\x00input")
+        return value(params)
+
+    result = bodi.minimize(f, SPACE, budget=8, seed=0, storage=url, catch=RuntimeError,
+                           **SMALL)
+    failed = [t for t in result.history if t.state == "failed"]
+    assert len(result.history) == 8 and failed
+    assert all(t.message == "RuntimeError: bad\\x00input" for t in failed)
+    stored = bodi.load_study(url, read_only=True)
+    assert [t.message for t in stored.trials] == [t.message for t in result.history]
