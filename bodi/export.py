@@ -9,10 +9,10 @@ CSV file and the Optuna export are built from it or from the trials directly.
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from bodi.escaping import csv_cell
 from bodi.extras import require
 from bodi.storage.urls import mask
 
@@ -54,21 +54,6 @@ def trials_dataframe(optimizer: Optimizer) -> Any:
     pandas = require("pandas", "trials_dataframe()", "pandas")
     rows = trial_rows(optimizer)
     return pandas.DataFrame(rows, columns=_columns(rows))
-
-
-#: the first characters that make a spreadsheet read a cell as a formula
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_cell(value: Any) -> Any:
-    """A value as a CSV cell: lists and dicts as JSON, and text that a spreadsheet would run
-    as a formula (``=HYPERLINK(...)`` in a trial's message) behind a ``'``, as OWASP advises;
-    numbers as they are."""
-    if isinstance(value, list | dict):
-        value = json.dumps(value)
-    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
-        return "'" + value
-    return value
 
 
 def write_csv(optimizer: Optimizer, path: str | Path | TextIO) -> Path | TextIO:

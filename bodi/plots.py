@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 
 from bodi.directions import best_of
 from bodi.optimizers import Optimizer
+
+#: values beyond this magnitude are drawn on a symmetric log axis
+HUGE = 1e100
 
 
 def study_title(optimizer: Optimizer) -> str:
@@ -23,8 +27,10 @@ def plot_study(optimizer: Optimizer, path: str | Path, title: str | None = None)
         return plot_pareto_front(optimizer, path, title)
     import matplotlib.pyplot as plt
 
-    fig = convergence_figure(optimizer, title)
-    fig.savefig(path, dpi=120)
+    with warnings.catch_warnings():  # a symmetric log axis over huge values overflows quietly
+        warnings.simplefilter("ignore", RuntimeWarning)
+        fig = convergence_figure(optimizer, title)
+        fig.savefig(path, dpi=120)
     plt.close(fig)
     return Path(path)
 
@@ -50,6 +56,8 @@ def convergence_figure(optimizer: Optimizer, title: str | None = None):
             failed.append(trial.number)
         best.append(current)
     fig, ax = plt.subplots(figsize=(6, 4))
+    if values and max(abs(v) for v in values) > HUGE:  # a linear axis cannot span them
+        ax.set_yscale("symlog")
     ax.plot(numbers, values, "o", alpha=0.4, label="value")
     ax.step(range(len(best)), best, where="post", label="best so far")
     if failed:
@@ -57,7 +65,7 @@ def convergence_figure(optimizer: Optimizer, title: str | None = None):
         ax.plot(failed, [high] * len(failed), "x", color="red", label="failed")
     ax.set_xlabel("trial")
     ax.set_ylabel(f"objective ({optimizer.direction})")
-    ax.set_title(title or study_title(optimizer))
+    ax.set_title(title or study_title(optimizer), parse_math=False)  # a name may hold "$"
     ax.legend()
     fig.tight_layout()
     return fig
@@ -85,7 +93,7 @@ def plot_pareto_front(optimizer: Optimizer, path: str | Path, title: str | None 
     directions = optimizer.directions
     ax.set_xlabel(f"objective {i} ({directions[i]})")
     ax.set_ylabel(f"objective {j} ({directions[j]})")
-    ax.set_title(title or study_title(optimizer))
+    ax.set_title(title or study_title(optimizer), parse_math=False)  # a name may hold "$"
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)

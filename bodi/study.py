@@ -26,6 +26,7 @@ import torch
 from torch import Tensor
 
 from bodi.diagnostics import logger
+from bodi.escaping import for_terminal
 from bodi.space import DTYPE, SearchSpace, Value
 from bodi.storage import Storage, StudyRecord, open_storage
 from bodi.storage.urls import mask
@@ -469,7 +470,8 @@ def study_summaries(storage: str | Path | Storage) -> list[str]:
         states = [t.state for t in store.trials(name)]
         counts = ", ".join(f"{states.count(s)} {s}" for s in ("complete", "failed", "pending")
                            if states.count(s)) or "no trials"
-        lines.append(f"{name}: {record.optimizer}, {len(record.space['parameters'])} "
+        lines.append(f"{for_terminal(name)}: {record.optimizer}, "
+                     f"{len(record.space['parameters'])} "
                      f"parameters, {len(states)} trials ({counts}), {record.direction}")
     return lines
 

@@ -335,6 +335,27 @@ def _relabel_older_runs(db: sqlite3.Connection) -> None:
         db.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
 
 
+def _check_is_results_database(path: Path) -> None:
+    """Refuse an existing file at ``path`` that is not a results database (another
+    application's ``results.db``) before anything writes to it."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60.0)
+        try:
+            tables = {r[0] for r in db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as err:
+        raise ValueError(f"{path} is not a bodi results database ({err}); choose another "
+                         "output directory") from None
+    if not {"tasks", "evaluations"} <= tables:
+        raise ValueError(f"{path} is another application's database (tables: "
+                         f"{', '.join(sorted(tables)[:5]) or 'none'}); bodi leaves it as it is: "
+                         "choose another output directory")
+
+
 @dataclass(frozen=True)
 class Evaluation:
     """One finished evaluation of a benchmark task."""
@@ -380,6 +401,7 @@ class ResultsStore:
             self._stored_labels = {(p, new): old for (p, old), new in self._labels.items()}
             return
         self.out.mkdir(parents=True, exist_ok=True)
+        _check_is_results_database(self.path)
         try:
             self._db = sqlite3.connect(self.path, timeout=60.0)  # another runner may be writing
             self._db.execute("PRAGMA journal_mode=WAL")

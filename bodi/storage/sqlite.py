@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from bodi.storage.base import FORMAT, VERSION, StudyRecord, TrialRecord
 from bodi.storage.sql import TRIAL_COLUMNS, SQLStorage
@@ -123,19 +124,9 @@ class SQLiteStorage(SQLStorage):
         return db
 
     def _read_only_connection(self) -> sqlite3.Connection:
-        """A connection that cannot write (``mode=ro``, ``query_only``); on read-only media,
-        where SQLite cannot create the log's index beside the file, as an immutable file."""
-        uri = self.path.resolve().as_uri()
-        for options in ("mode=ro", "mode=ro&immutable=1"):
-            db = sqlite3.connect(f"{uri}?{options}", uri=True, timeout=60.0,
-                                 isolation_level=None, check_same_thread=False)
-            try:
-                db.execute("PRAGMA query_only=ON")
-                db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
-                return db
-            except sqlite3.OperationalError:
-                db.close()
-        raise ValueError(f"{self.path} cannot be read")
+        """A connection that cannot write (:func:`_read_only`)."""
+        return _read_only(self.path, timeout=60.0, isolation_level=None,
+                          check_same_thread=False)
 
     def _writable(self) -> None:
         if self.read_only:
@@ -274,6 +265,21 @@ def _identity(path: Path) -> tuple[int, int] | None:
     return stat.st_dev, stat.st_ino
 
 
+def _read_only(path: Path, **options: Any) -> sqlite3.Connection:
+    """A read-only connection to the SQLite file at ``path``; on read-only media, where SQLite
+    cannot create the log's index beside the file, as an immutable file."""
+    uri = path.resolve().as_uri()
+    for mode in ("mode=ro", "mode=ro&immutable=1"):
+        db = sqlite3.connect(f"{uri}?{mode}", uri=True, **options)
+        try:
+            db.execute("PRAGMA query_only=ON")
+            db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return db
+        except sqlite3.OperationalError:
+            db.close()
+    raise ValueError(f"{path} cannot be read")
+
+
 def _check_is_study_file(path: Path) -> None:
     """Reject (without writing) anything that is not a new, empty or bodi SQLite file."""
     if path.is_dir():
@@ -287,7 +293,7 @@ def _check_is_study_file(path: Path) -> None:
     if header != SQLITE_HEADER:
         raise ValueError(f"{path} is not a bodi study file (not an SQLite database)")
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db = _read_only(path)
         try:
             tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             if tables and "bodi_meta" not in tables:

@@ -64,3 +64,19 @@ def test_damaged_traces_are_one_clear_error(results_dir, tmp_path):
 def test_a_directory_without_results_is_named(tmp_path):
     with pytest.raises(ValueError, match="holds no benchmark results"):
         report(tmp_path)
+
+
+def test_bench_leaves_another_applications_results_db_as_it_is(tmp_path):
+    import sqlite3
+
+    foreign = tmp_path / "results.db"
+    db = sqlite3.connect(foreign)
+    db.execute("CREATE TABLE orders (id INTEGER)")
+    db.commit()
+    db.close()
+    before = foreign.read_bytes()
+    with pytest.raises(ValueError, match="another application's database"):
+        run_benchmark(["labs10"], ["random"], [0], budget=4, n_init=2, out=tmp_path,
+                      n_workers=1, progress=False)
+    assert foreign.read_bytes() == before
+    assert not (tmp_path / "results.db-wal").exists()

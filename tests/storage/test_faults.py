@@ -1,0 +1,56 @@
+"""Studies under faults of their surroundings, with the real thing: read-only media (a
+read-only bind mount), files of other applications, lost servers."""
+
+import contextlib
+import subprocess
+import sys
+
+import pytest
+
+import bodi
+from bodi.cli import main
+from bodi.space import Binary, SearchSpace
+
+SPACE = SearchSpace([Binary(f"b{i}") for i in range(5)])
+MAKE_STUDY = """
+import sys
+import bodi
+from bodi.space import Binary, SearchSpace
+
+space = SearchSpace([Binary(f"b{i}") for i in range(5)])
+bodi.minimize(lambda p: float(sum(p.values())), space, budget=6, seed=0, storage=sys.argv[1],
+              n_init=4, dictionary_size=4, num_restarts=2, raw_samples=32)
+"""
+
+
+@contextlib.contextmanager
+def read_only_view(folder, mount_point):
+    """``folder`` seen read-only at ``mount_point`` (a bind mount; root only)."""
+    mount_point.mkdir()
+    bound = subprocess.run(["mount", "--bind", str(folder), str(mount_point)],
+                           capture_output=True)
+    if bound.returncode != 0:
+        pytest.skip(f"bind mounts need root here: {bound.stderr.decode().strip()}")
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(mount_point)], check=True,
+                       capture_output=True)
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "--lazy", str(mount_point)], capture_output=True)
+
+
+def test_a_study_on_read_only_media_can_be_shown_and_loaded(tmp_path, capsys):
+    folder = tmp_path / "studies"
+    folder.mkdir()
+    # written by a process that has ended, as a study is found later: no log files beside it
+    subprocess.run([sys.executable, "-c", MAKE_STUDY, str(folder / "study.db")], check=True)
+    assert sorted(p.name for p in folder.iterdir()) == ["study.db"]
+    with read_only_view(folder, tmp_path / "ro") as view:
+        with pytest.raises(OSError):
+            (view / "probe").touch()
+        study = bodi.load_study(view / "study.db", read_only=True)
+        assert len(study.trials) == 6 and study.best[1] == 0.0
+        assert main(["show", str(view / "study.db"), "--plot", str(tmp_path / "p.png")]) == 0
+        assert main(["studies", str(view / "study.db")]) == 0
+        out = capsys.readouterr().out
+        assert "best trial" in out and "default: BODi" in out
