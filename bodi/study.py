@@ -117,11 +117,13 @@ class Study:
         if stored is None:
             try:
                 self.storage.create_study(mine)
+                self.storage.bind_study(self.storage.get_study(self.name))
                 return
             except ValueError:  # another worker created it just now
                 stored = self.storage.get_study(self.name)
                 if stored is None:
                     raise
+        self.storage.bind_study(stored)
         stored = dataclasses.replace(stored, settings=complete_settings(stored.settings))
         different = [
             line for field in ("optimizer", "space", "settings", "seed", "direction")

@@ -18,6 +18,7 @@ from bodi.storage.base import (
     VERSION,
     InMemoryStorage,
     Storage,
+    StudyGoneError,
     StudyRecord,
     TrialRecord,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "SQLiteStorage",
     "Storage",
     "StudyFileGoneError",
+    "StudyGoneError",
     "StudyRecord",
     "TrialRecord",
     "open_storage",

@@ -34,6 +34,9 @@ class StudyRecord:
     seed: int
     #: ``"minimize"``/``"maximize"``; a multi-objective study's directions joined by commas
     direction: str
+    #: when the storage created it (its identity: a study deleted and created again under the
+    #: same name is another study); ``None`` before it is stored
+    created: float | None = dataclasses.field(default=None, compare=False)
 
     @property
     def directions(self) -> list[str]:
@@ -69,12 +72,18 @@ class TrialRecord:
     user_attrs: dict[str, Any] | None = None
 
 
+class StudyGoneError(RuntimeError):
+    """The study was deleted (or deleted and created again) while a worker wrote to it."""
+
+
 class Storage:
     """The storage interface; this base class keeps everything in memory (thread-safe).
 
     Several optimizers (workers) may share one study: new trials are *claimed* with
     :meth:`add_trials`, which sees every trial added by the others in the same transaction, and
-    a worker follows the others' changes with :meth:`changes`.
+    a worker follows the others' changes with :meth:`changes`. A worker names the study it
+    writes to with :meth:`bind_study`; from then on every write transaction checks, under its
+    lock, that the study is still the one created then (:class:`StudyGoneError` if not).
     """
 
     #: whether other processes can share the studies (then workers send heartbeats)
@@ -85,6 +94,24 @@ class Storage:
         self._trials: dict[str, dict[int, tuple[int, TrialRecord]]] = {}
         self._seq = 0
         self._lock = threading.RLock()
+        #: study name -> the ``created`` of the study this storage object writes to
+        self._bound: dict[str, float | None] = {}
+
+    def bind_study(self, record: StudyRecord) -> None:
+        """Write to ``record``'s study only while it is that study (same ``created``)."""
+        self._bound[record.name] = record.created
+
+    def _check_bound(self, study: str, created: float | None, exists: bool) -> None:
+        """Inside a write transaction of ``study``: raise :class:`StudyGoneError` if the study
+        bound by :meth:`bind_study` was deleted (``exists`` false) or replaced (another
+        ``created``)."""
+        if study not in self._bound or (exists and created == self._bound[study]):
+            return
+        what = "deleted and created again" if exists else "deleted"
+        raise StudyGoneError(
+            f"study {study!r} was {what} in {getattr(self, 'path', 'the storage')} while this "
+            "worker wrote to it; it writes nothing more (what it stored before is kept, or "
+            "went with the deleted study)")
 
     def get_study(self, name: str) -> StudyRecord | None:
         return self._studies.get(name)
@@ -96,7 +123,7 @@ class Storage:
         with self._lock:
             if record.name in self._studies:
                 raise ValueError(f"study {record.name!r} already exists")
-            self._studies[record.name] = record
+            self._studies[record.name] = dataclasses.replace(record, created=time.time())
             self._trials[record.name] = {}
 
     def delete_study(self, name: str) -> None:
@@ -135,6 +162,8 @@ class Storage:
     def _writing(self, study: str) -> Iterator[None]:
         """One committed write to ``study`` that no other writer of it interleaves with."""
         with self._lock:
+            stored = self._studies.get(study)
+            self._check_bound(study, stored and stored.created, stored is not None)
             yield
 
     def _trials_from(self, study: str, first: int) -> list[TrialRecord]:

@@ -124,8 +124,10 @@ class PostgresStorage(SQLStorage):
 
     def _lock_study(self, study: str) -> None:
         """Lock ``study``'s row until the transaction ends (every write takes it first)."""
-        if self._db.execute("SELECT seq FROM bodi_studies WHERE name = %s FOR UPDATE",
-                            (study,)).fetchone() is None:
+        row = self._db.execute("SELECT created FROM bodi_studies WHERE name = %s FOR UPDATE",
+                               (study,)).fetchone()
+        self._check_bound(study, row and row[0], row is not None)
+        if row is None:
             raise ValueError(f"no study {study!r} in {self.path}")
 
     def _next_seq(self, study: str) -> int:
@@ -142,12 +144,12 @@ class PostgresStorage(SQLStorage):
         if self.read_only and not self._tables_exist():
             return None
         row = self._db.execute(
-            "SELECT name, optimizer, space, settings, seed, direction FROM bodi_studies "
+            "SELECT name, optimizer, space, settings, seed, direction, created FROM bodi_studies "
             "WHERE name = %s", (name,)).fetchone()
         if row is None:
             return None
         return StudyRecord(row[0], row[1], json.loads(row[2]), json.loads(row[3]), int(row[4]),
-                           row[5])
+                           row[5], row[6])
 
     def study_names(self) -> list[str]:
         if self.read_only and not self._tables_exist():

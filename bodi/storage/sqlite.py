@@ -170,12 +170,13 @@ class SQLiteStorage(SQLStorage):
 
     def get_study(self, name: str) -> StudyRecord | None:
         row = self._db.execute(
-            "SELECT name, optimizer, space, settings, seed, direction FROM studies "
+            "SELECT name, optimizer, space, settings, seed, direction, created FROM studies "
             "WHERE name = ?", (name,),
         ).fetchone()
         if row is None:
             return None
-        return StudyRecord(row[0], row[1], json.loads(row[2]), json.loads(row[3]), row[4], row[5])
+        return StudyRecord(row[0], row[1], json.loads(row[2]), json.loads(row[3]), row[4], row[5],
+                           row[6])
 
     def study_names(self) -> list[str]:
         return [r[0] for r in self._db.execute("SELECT name FROM studies ORDER BY name")]
@@ -216,6 +217,9 @@ class SQLiteStorage(SQLStorage):
     def _writing(self, study: str) -> Iterator[None]:
         self._writable()
         with self._transaction():  # BEGIN IMMEDIATE: the file's write lock
+            row = self._db.execute("SELECT created FROM studies WHERE name = ?",
+                                   (study,)).fetchone()
+            self._check_bound(study, row and row[0], row is not None)
             yield
 
     def _selected_columns(self) -> str:

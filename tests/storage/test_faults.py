@@ -4,6 +4,7 @@ read-only bind mount), files of other applications, lost servers."""
 import contextlib
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -14,6 +15,7 @@ from bodi.space import Binary, SearchSpace
 SPACE = SearchSpace([Binary(f"b{i}") for i in range(5)])
 MAKE_STUDY = """
 import sys
+import time
 import bodi
 from bodi.space import Binary, SearchSpace
 
@@ -54,3 +56,45 @@ def test_a_study_on_read_only_media_can_be_shown_and_loaded(tmp_path, capsys):
         assert main(["studies", str(view / "study.db")]) == 0
         out = capsys.readouterr().out
         assert "best trial" in out and "default: BODi" in out
+
+
+SLOW_OBJECTIVE = """
+import time
+
+def f(params):
+    time.sleep(0.3)
+    return float(sum(params.values()))
+"""
+
+
+def _delete_and_recreate_under_a_running_worker(storage, folder):
+    (folder / "slow.py").write_text(SLOW_OBJECTIVE)
+    SPACE.to_json(folder / "space.json")
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "bodi", "run", "--objective", "slow.py:f", "--space",
+         "space.json", "--storage", storage, "--budget", "30", "--n-init", "30", "--quiet"],
+        cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # until the worker has stored three trials
+        with contextlib.suppress(ValueError):
+            if len(bodi.load_study(storage, read_only=True).trials) >= 3:
+                break
+        time.sleep(0.1)
+    assert main(["studies", storage, "--delete", "default"]) == 0
+    fresh = bodi.RandomSearch(SPACE, seed=1, storage=storage)  # the same name, another study
+    for _ in range(2):
+        fresh.tell(fresh.ask(), -1.0)
+    _, err = worker.communicate(timeout=120)
+    assert worker.returncode == 2
+    assert err.strip().count("\n") == 0 and "was deleted" in err and "writes nothing more" in err
+    study = bodi.load_study(storage, read_only=True)
+    assert [t.value for t in study.trials] == [-1.0, -1.0]  # none of the old worker's
+
+
+def test_a_worker_of_a_deleted_study_writes_nothing_into_its_successor_sqlite(tmp_path):
+    _delete_and_recreate_under_a_running_worker(str(tmp_path / "study.db"), tmp_path)
+
+
+def test_a_worker_of_a_deleted_study_writes_nothing_into_its_successor_postgres(postgres_url,
+                                                                                 tmp_path):
+    _delete_and_recreate_under_a_running_worker(postgres_url, tmp_path)
