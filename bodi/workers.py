@@ -1,14 +1,16 @@
 """Workers of a shared study: names, liveness and heartbeats.
 
-Every optimizer instance is a *worker* named ``host:pid:start-token`` (``start``: when its
-process started, so that a reused process id is not taken for it). The pending trials it hands
-out carry its name and a heartbeat time that a daemon thread refreshes every
-:data:`HEARTBEAT_INTERVAL` seconds while the optimizer lives. Another worker takes a pending
-trial over (:meth:`bodi.optimizers.Optimizer.ask`) only when its worker is gone:
+Every optimizer instance is a *worker* named ``host~table:pid:start-token`` (``table``: which
+process table the pid belongs to, :func:`_process_table`; ``start``: when its process started,
+so that a reused process id is not taken for it). The pending trials it hands out carry its
+name and a heartbeat time that a daemon thread refreshes every :func:`heartbeat_interval`
+seconds while the optimizer lives. Another worker takes a pending trial over
+(:meth:`bodi.optimizers.Optimizer.ask`) only when its worker is gone:
 
-* on the same host, its process no longer runs; while it runs, its trials stay its own however
-  long its objective holds the interpreter (a pure-Python loop that never releases the GIL, a
-  stopped process), since the process table, not the heartbeat, says so;
+* on the same host (the same process table), its process no longer runs; while it runs, its
+  trials stay its own however long its objective holds the interpreter (a pure-Python loop that
+  never releases the GIL, a stopped process), since the process table, not the heartbeat, says
+  so;
 * in the same process, its optimizer was closed (:meth:`bodi.optimizers.Optimizer.close`,
   which hands its pending trials back at once) or garbage collected;
 * on another host, its heartbeat is older than :func:`stale_after` seconds (60, or
@@ -20,6 +22,7 @@ trial over (:meth:`bodi.optimizers.Optimizer.ask`) only when its worker is gone:
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
 import os
 import socket
@@ -27,6 +30,7 @@ import threading
 import time
 import uuid
 import weakref
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -56,9 +60,25 @@ def heartbeat_interval() -> float:
     """Seconds between two heartbeats: :data:`HEARTBEAT_INTERVAL`, or a third of
     :func:`stale_after` where that is shorter, so that a live worker is never taken for gone."""
     return min(HEARTBEAT_INTERVAL, stale_after() / 3)
-#: this host's name in worker names (``$BODI_WORKER_HOST`` overrides it, e.g. for containers
-#: that share a host name)
-_HOST = os.environ.get("BODI_WORKER_HOST") or socket.gethostname()
+
+
+def _process_table() -> str:
+    """An identity of this process table: the boot and the PID namespace. Two machines, or
+    two containers, that share a host name have different ones, so a worker never judges
+    another's process by a process id of its own table."""
+    parts = []
+    for read in (lambda: Path("/proc/sys/kernel/random/boot_id").read_text().strip(),
+                 lambda: os.readlink("/proc/self/ns/pid")):
+        try:
+            parts.append(read())
+        except OSError:
+            parts.append(socket.gethostname())
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:10]
+
+
+#: this host in worker names: its name (``$BODI_WORKER_HOST`` overrides it) and
+#: :func:`_process_table`, as ``name~table``
+_HOST = f"{os.environ.get('BODI_WORKER_HOST') or socket.gethostname()}~{_process_table()}"
 
 
 def _start_time(pid: int) -> str | None:
@@ -71,7 +91,7 @@ def _start_time(pid: int) -> str | None:
 
 
 def new_worker_name() -> str:
-    """``host:pid:start-token``, unique for each optimizer instance."""
+    """``host~table:pid:start-token``, unique for each optimizer instance."""
     start = _start_time(os.getpid()) or "0"
     return f"{_HOST}:{os.getpid()}:{start}-{uuid.uuid4().hex[:12]}"
 

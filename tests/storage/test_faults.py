@@ -2,6 +2,7 @@
 read-only bind mount), files of other applications, lost servers."""
 
 import contextlib
+import os
 import subprocess
 import sys
 import time
@@ -98,3 +99,40 @@ def test_a_worker_of_a_deleted_study_writes_nothing_into_its_successor_sqlite(tm
 def test_a_worker_of_a_deleted_study_writes_nothing_into_its_successor_postgres(postgres_url,
                                                                                  tmp_path):
     _delete_and_recreate_under_a_running_worker(postgres_url, tmp_path)
+
+
+COUNTING_OBJECTIVE = """
+import json, os, time
+
+def f(params):
+    time.sleep(0.3)
+    with open(os.environ["CALLS"], "a") as log:
+        log.write(json.dumps(params, sort_keys=True) + "\\n")
+    return float(sum(params.values()))
+"""
+
+
+def test_two_workers_of_one_host_name_in_two_process_tables_share_no_trial(tmp_path):
+    """A worker in its own PID namespace (as in a container) shares the host name of one
+    outside it; neither may take the other's live trials by looking up a pid in its own
+    process table."""
+    probe = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "true"],
+                           capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"PID namespaces need root here: {probe.stderr.decode().strip()}")
+    (tmp_path / "counting.py").write_text(COUNTING_OBJECTIVE)
+    SPACE.to_json(tmp_path / "space.json")
+    run = [sys.executable, "-m", "bodi", "run", "--objective", "counting.py:f", "--space",
+           "space.json", "--storage", "study.db", "--budget", "24", "--n-init", "24",
+           "--quiet", "--join"]
+    env = {**os.environ, "CALLS": str(tmp_path / "calls.jsonl"), "BODI_WORKER_HOST": "box",
+           "OMP_NUM_THREADS": "1"}
+    workers = [subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+               for command in (run, ["unshare", "--pid", "--fork", "--mount-proc", *run])]
+    errors = [w.communicate(timeout=300)[1] for w in workers]
+    assert [w.returncode for w in workers] == [0, 0], errors
+    calls = (tmp_path / "calls.jsonl").read_text().splitlines()
+    study = bodi.load_study(tmp_path / "study.db", read_only=True)
+    assert len(study.trials) == 24 and all(t.state == "complete" for t in study.trials)
+    assert len(calls) == len(set(calls)) == 24  # every configuration evaluated once
