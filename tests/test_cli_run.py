@@ -79,7 +79,7 @@ def test_run_show_and_resume(project, capsys):
 
 
 def test_failing_objective_stops_with_a_clear_message(project, capsys):
-    args = _run_args(project, "--budget", "10", "--max-failures", "3")
+    args = _run_args(project, "--budget", "10", "--max-failures", "3", "--catch", "RuntimeError")
     args[2] = f"{project / 'objective.py'}:broken"
     assert main(args) == 2
     assert "3 evaluations failed in a row" in capsys.readouterr().err

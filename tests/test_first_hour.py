@@ -135,7 +135,7 @@ def test_every_evaluation_failing_still_returns_the_result():
     def broken(params):
         raise RuntimeError("no licence")
 
-    result = bodi.minimize(broken, SPACE, budget=3, seed=0, **SMALL)
+    result = bodi.minimize(broken, SPACE, budget=3, seed=0, catch=RuntimeError, **SMALL)
     assert result.best_value is None and result.best_params is None
     assert [t.state for t in result.history] == ["failed"] * 3
     assert "no licence" in result.history[0].message
@@ -175,7 +175,8 @@ def test_retry_failed_trials_puts_them_back_first(tmp_path):
         return value(params)
 
     storage = tmp_path / "study.db"
-    result = bodi.minimize(flaky, SPACE, budget=6, seed=0, storage=storage, **SMALL)
+    result = bodi.minimize(flaky, SPACE, budget=6, seed=0, storage=storage, catch=RuntimeError,
+                           **SMALL)
     failed = [t for t in result.history if t.state == "failed"]
     assert [t.number for t in failed] == [1, 2]
     opt = bodi.load_study(storage)
