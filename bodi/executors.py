@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import traceback
 from collections.abc import Callable
@@ -43,7 +45,26 @@ class EvaluationTimeoutError(TimeoutError):
     """An evaluation ran longer than its time limit."""
 
 
-def _evaluate_in_child(connection: Any, fn: Callable[..., Any], args: tuple) -> None:
+def _die_with_parent(parent: int) -> None:
+    """Have the kernel kill this process when its parent dies (Linux ``PR_SET_PDEATHSIG``), so
+    that an evaluation never outlives a killed run, which would evaluate it again on resume."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the parent's watch thread is all there is
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _evaluate_in_child(connection: Any, fn: Callable[..., Any], args: tuple,
+                       parent: int) -> None:
+    _die_with_parent(parent)
     try:
         result: tuple[bool, Any] = (True, fn(*args))
     except BaseException as err:  # delivered to the parent, with the child's traceback
@@ -73,8 +94,8 @@ class ProcessPerEvaluation(Executor):
         future: Future = Future()
         future.set_running_or_notify_cancel()
         receive, send = self._context.Pipe(duplex=False)
-        process = self._context.Process(target=_evaluate_in_child, args=(send, fn, args),
-                                        daemon=True)
+        process = self._context.Process(target=_evaluate_in_child,
+                                        args=(send, fn, args, os.getpid()), daemon=True)
         process.start()
         send.close()
         self._processes[future] = process
