@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
 import sqlite3
 import sys
@@ -199,6 +200,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.scheduler:
         Client = require("distributed", "bodi run --scheduler").Client
 
+        # the client's own reconnection errors are tracebacks in its log; a lost scheduler is
+        # reported once, by the run (bodi.executors.ClusterLostError)
+        logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
         try:
             executor = Client(args.scheduler, timeout=10)
         except (OSError, TimeoutError) as err:

@@ -9,7 +9,7 @@ import signal
 import threading
 import traceback
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Executor, Future
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Executor, Future
 from concurrent.futures import wait as futures_wait
 from typing import Any
 
@@ -39,6 +39,10 @@ class ThreadPerEvaluation(Executor):
 
 class EvaluationProcessDiedError(RuntimeError):
     """The process evaluating a configuration ended without a result (killed, crashed)."""
+
+
+class ClusterLostError(RuntimeError):
+    """The Dask scheduler went away during a run."""
 
 
 class EvaluationTimeoutError(TimeoutError):
@@ -146,6 +150,7 @@ class EvaluationPool:
             self.executor = executor
         elif type(executor).__module__.startswith("distributed") and hasattr(executor, "submit"):
             self.executor, self._dask = executor, True
+            self._address = getattr(getattr(executor, "scheduler", None), "address", "?")
         else:
             raise ValueError(
                 "executor must be None, 'thread', 'process', a concurrent.futures.Executor "
@@ -200,10 +205,16 @@ class EvaluationPool:
     def wait_first(self, futures: list[Any], timeout: float | None) -> list[Any]:
         if self._dask:
             from distributed import wait
+            from distributed.client import FuturesCancelledError
 
             try:
                 return list(wait(futures, timeout=timeout, return_when="FIRST_COMPLETED").done)
             except TimeoutError:
                 return []
+            except (FuturesCancelledError, CancelledError, OSError) as err:
+                raise ClusterLostError(
+                    f"the Dask scheduler at {self._address} is gone "
+                    f"({type(err).__name__}); every finished evaluation is stored, the running "
+                    "ones are evaluated when the study resumes (--resume)") from None
         done, _ = futures_wait(futures, timeout=timeout, return_when=FIRST_COMPLETED)
         return [f for f in futures if f in done]  # in submission order

@@ -123,3 +123,22 @@ def test_a_worker_killed_mid_evaluation_fails_no_trial_and_loses_none(project, c
     assert run.returncode == 0, err
     states = _states(db)
     assert states == ["complete"] * budget, (states, err)
+
+
+def test_the_scheduler_lost_mid_run_is_one_line_and_loses_no_finished_value(project, cluster):
+    address, procs = cluster
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "BODI_TEST_SLEEP": "1.0"}
+    run = subprocess.Popen([sys.executable, "-m", "bodi", *_args(project, address, 20)],
+                           cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    db = project / "study.db"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and _states(db).count("complete") < 2:
+        time.sleep(0.1)
+    os.killpg(procs[0].pid, signal.SIGKILL)  # the scheduler
+    _, err = run.communicate(timeout=600)
+    assert run.returncode == 2, err
+    assert err.strip().count("\n") == 0 and "Dask scheduler" in err, err
+    assert "Traceback" not in err
+    states = _states(db)
+    assert states.count("complete") >= 2 and "failed" not in states  # the lost ones pending
