@@ -34,29 +34,48 @@ def _as_postgres(command: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *command] if os.geteuid() == 0 else command
 
 
+class PostgresServer:
+    """A server in a temporary folder: ``url`` of its ``postgres`` database, and ``stop`` /
+    ``start`` for tests of a server that goes away and comes back."""
+
+    def __init__(self, initdb: str, pg_ctl: str):
+        self.pg_ctl = pg_ctl
+        self.folder = tempfile.mkdtemp(prefix="bodi-pg-")
+        if os.geteuid() == 0:
+            shutil.chown(self.folder, "postgres")
+        self.data, port = os.path.join(self.folder, "data"), _free_port()
+        subprocess.run(_as_postgres([initdb, "-D", self.data, "--auth=trust", "-U", "bodi"]),
+                       check=True, capture_output=True)
+        self.options = (f"-p {port} -k {self.folder} -h 127.0.0.1 -c fsync=off "
+                        "-c max_connections=200")
+        self.url = f"postgresql://bodi@127.0.0.1:{port}/postgres"
+
+    def start(self) -> None:
+        subprocess.run(_as_postgres([self.pg_ctl, "-D", self.data, "-l",
+                                     os.path.join(self.folder, "log"), "-o", self.options, "-w",
+                                     "start"]), check=True, capture_output=True)
+
+    def stop(self, mode: str = "immediate") -> None:
+        subprocess.run(_as_postgres([self.pg_ctl, "-D", self.data, "-m", mode, "-w", "stop"]),
+                       capture_output=True)
+
+
 @contextmanager
-def postgres_server() -> Iterator[str]:
-    """Yield the URL of a fresh server's ``postgres`` database (user ``bodi``, trust auth)."""
+def postgres_server(*, control: bool = False) -> Iterator[str | PostgresServer]:
+    """Yield the URL of a fresh server's ``postgres`` database (user ``bodi``, trust auth); with
+    ``control``, the :class:`PostgresServer` itself."""
     initdb, pg_ctl = _bin("initdb"), _bin("pg_ctl")
     if initdb is None or pg_ctl is None or pytest.importorskip("psycopg") is None:
         if os.environ.get("BODI_REQUIRE_POSTGRES"):
             pytest.fail("PostgreSQL (initdb, pg_ctl) is required here but not installed")
         pytest.skip("PostgreSQL is not installed (Debian: apt-get install postgresql)")
-    folder = tempfile.mkdtemp(prefix="bodi-pg-")
-    if os.geteuid() == 0:
-        shutil.chown(folder, "postgres")
-    data, port = os.path.join(folder, "data"), _free_port()
-    subprocess.run(_as_postgres([initdb, "-D", data, "--auth=trust", "-U", "bodi"]),
-                   check=True, capture_output=True)
-    options = f"-p {port} -k {folder} -h 127.0.0.1 -c fsync=off -c max_connections=200"
-    subprocess.run(_as_postgres([pg_ctl, "-D", data, "-l", os.path.join(folder, "log"), "-o",
-                                 options, "-w", "start"]), check=True, capture_output=True)
+    server = PostgresServer(initdb, pg_ctl)
+    server.start()
     try:
-        yield f"postgresql://bodi@127.0.0.1:{port}/postgres"
+        yield server if control else server.url
     finally:
-        subprocess.run(_as_postgres([pg_ctl, "-D", data, "-m", "immediate", "stop"]),
-                       capture_output=True)
-        shutil.rmtree(folder, ignore_errors=True)
+        server.stop()
+        shutil.rmtree(server.folder, ignore_errors=True)
 
 
 def new_database(server_url: str) -> str:

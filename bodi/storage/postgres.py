@@ -22,10 +22,11 @@ numbers its change with that row's counter, so that:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -53,6 +54,26 @@ _TABLES = (
 )
 
 
+#: how long an operation waits for a server that went away (a restart, a failover)
+SERVER_AWAY_SECONDS = 120.0
+#: how long the first connection of a storage waits for its server (a typo in the URL should
+#: not take two minutes to report)
+FIRST_CONNECT_SECONDS = 5.0
+
+
+def _server_away(err: Exception) -> bool:
+    """Whether ``err`` says the server is away for now (refused, shutting down, starting up,
+    the connection lost), not that the request is wrong (a login, database or option)."""
+    state = getattr(err, "sqlstate", None)
+    return state is None or state.startswith(("08", "57P"))
+
+
+def _one_line(what: str, err: Exception) -> str:
+    text = str(err).strip()
+    first = text.splitlines()[0] if text else type(err).__name__
+    return mask(f"{what}: {first}")
+
+
 class PostgresStorage(SQLStorage):
     """Studies in a PostgreSQL database (see the module docstring).
 
@@ -74,9 +95,14 @@ class PostgresStorage(SQLStorage):
         self.read_only = read_only
         self._local = threading.local()
         self._connections: list[Any] = []
+        #: whether a connection ever succeeded (then a failure is the server going away)
+        self._reached = False
         if read_only:
             self.shared = False
             return
+        self._retrying(self._create_tables)
+
+    def _create_tables(self) -> None:
         with self._transaction():
             db = self._db
             db.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
@@ -92,16 +118,49 @@ class PostgresStorage(SQLStorage):
                                  f"{meta['version']})")
 
     # --------------------------------------------------------------- connections
+    def _retrying(self, operation: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``operation(*args, **kwargs)`` (whole transactions), run again on a fresh connection
+        while the server is away (restarted, shutting down, unreachable), with backoff, for up
+        to :data:`SERVER_AWAY_SECONDS` (:data:`FIRST_CONNECT_SECONDS` before any connection
+        succeeded); an error that waiting cannot mend (a refused login, an unknown database
+        or option, missing rights) is one line at once."""
+        psycopg = self._psycopg
+        start, pause = time.monotonic(), 0.25
+        while True:
+            try:
+                return operation(*args, **kwargs)
+            except (psycopg.OperationalError, psycopg.InterfaceError) as err:
+                if not _server_away(err):
+                    raise ValueError(_one_line(f"the study database {self.path}", err)) from None
+                self._drop_connection()
+                waited = time.monotonic() - start
+                limit = SERVER_AWAY_SECONDS if self._reached else FIRST_CONNECT_SECONDS
+                if waited + pause > limit:
+                    raise ValueError(_one_line(
+                        f"cannot reach the study database {self.path} (waited {waited:.0f} s)",
+                        err)) from None
+                time.sleep(pause)
+                pause = min(2 * pause, 5.0)
+            except psycopg.Error as err:
+                raise ValueError(_one_line(f"the study database {self.path}", err)) from None
+
+    def _drop_connection(self) -> None:
+        """Forget this thread's connection (the server closed it or went away)."""
+        db = getattr(self._local, "db", None)
+        self._local.db = None
+        if db is not None:
+            with self._lock:
+                if db in self._connections:
+                    self._connections.remove(db)
+            with contextlib.suppress(Exception):
+                db.close()
+
     @property
     def _db(self) -> Any:
         db = getattr(self._local, "db", None)
         if db is None:
-            try:
-                db = self._psycopg.connect(self.url, autocommit=True, connect_timeout=10)
-            except self._psycopg.OperationalError as err:
-                first = str(err).strip().splitlines()[0] if str(err).strip() else type(err)
-                raise ValueError(mask(f"cannot connect to the study database {self.path}: "
-                                      f"{first}")) from None
+            db = self._psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+            self._reached = True
             if self.read_only:
                 db.execute("SET default_transaction_read_only = on")
             self._local.db = db
@@ -141,6 +200,9 @@ class PostgresStorage(SQLStorage):
         return self._db.execute("SELECT to_regclass('bodi_studies')").fetchone()[0] is not None
 
     def get_study(self, name: str) -> StudyRecord | None:
+        return self._retrying(self._get_study, name)
+
+    def _get_study(self, name: str) -> StudyRecord | None:
         if self.read_only and not self._tables_exist():
             return None
         row = self._db.execute(
@@ -152,12 +214,20 @@ class PostgresStorage(SQLStorage):
                            row[5], row[6])
 
     def study_names(self) -> list[str]:
+        return self._retrying(self._study_names)
+
+    def _study_names(self) -> list[str]:
         if self.read_only and not self._tables_exist():
             return []
         return [r[0] for r in self._db.execute("SELECT name FROM bodi_studies ORDER BY name")]
 
     def create_study(self, record: StudyRecord) -> None:
         self._writable()
+        self._retrying(self._create_study, record)
+
+    def _create_study(self, record: StudyRecord) -> None:
+        if self._get_study(record.name) is not None:  # a retried insert that did commit
+            raise ValueError(f"study {record.name!r} already exists in {self.path}")
         with self._transaction():
             inserted = self._db.execute(
                 "INSERT INTO bodi_studies (name, optimizer, space, settings, seed, direction, "
@@ -170,6 +240,9 @@ class PostgresStorage(SQLStorage):
 
     def delete_study(self, name: str) -> None:
         self._writable()
+        self._retrying(self._delete_study, name)
+
+    def _delete_study(self, name: str) -> None:
         with self._transaction():
             self._lock_study(name)
             self._db.execute("DELETE FROM bodi_studies WHERE name = %s", (name,))
@@ -199,6 +272,9 @@ class PostgresStorage(SQLStorage):
             yield
 
     def changes(self, study: str, cursor: int) -> tuple[list[TrialRecord], int]:
+        return self._retrying(self._changes, study, cursor)
+
+    def _changes(self, study: str, cursor: int) -> tuple[list[TrialRecord], int]:
         with self._transaction("REPEATABLE READ"):  # the rows and the counter, one snapshot
             new = self._changed(study, cursor)
             row = self._db.execute("SELECT seq FROM bodi_studies WHERE name = %s",
@@ -206,14 +282,27 @@ class PostgresStorage(SQLStorage):
         return new, int(row[0]) if row else cursor
 
     def heartbeat(self, study: str, worker: str) -> None:
-        if self.read_only:
-            return
+        if not self.read_only:
+            self._retrying(self._heartbeat, study, worker)
+
+    def _heartbeat(self, study: str, worker: str) -> None:
         with self._transaction():
             self._lock_study(study)
             self._db.execute(
                 "UPDATE bodi_trials SET heartbeat = %s, seq = %s "
                 "WHERE study = %s AND worker = %s AND state = 'pending'",
                 (time.time(), self._next_seq(study), study, worker))
+
+    def add_trials(self, study: str, trials: Sequence[TrialRecord], **options: Any
+                   ) -> list[TrialRecord] | None:
+        return self._retrying(super().add_trials, study, trials, **options)
+
+    def reclaim(self, study: str, seen: TrialRecord, worker: str, **options: Any
+                ) -> TrialRecord | None:
+        return self._retrying(super().reclaim, study, seen, worker, **options)
+
+    def put_trials(self, study: str, trials: Sequence[TrialRecord]) -> None:
+        self._retrying(super().put_trials, study, trials)
 
     def close(self) -> None:
         with self._lock:

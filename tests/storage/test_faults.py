@@ -136,3 +136,54 @@ def test_two_workers_of_one_host_name_in_two_process_tables_share_no_trial(tmp_p
     study = bodi.load_study(tmp_path / "study.db", read_only=True)
     assert len(study.trials) == 24 and all(t.state == "complete" for t in study.trials)
     assert len(calls) == len(set(calls)) == 24  # every configuration evaluated once
+
+
+def _calls_objective(folder):
+    (folder / "counting.py").write_text(COUNTING_OBJECTIVE)
+    SPACE.to_json(folder / "space.json")
+
+
+def test_a_postgres_restart_mid_run_loses_no_value_and_repeats_no_evaluation(tmp_path):
+    from postgres_server import new_database, postgres_server
+
+    with postgres_server(control=True) as server:
+        url = new_database(server.url)
+        _calls_objective(tmp_path)
+        run = subprocess.Popen(
+            [sys.executable, "-m", "bodi", "run", "--objective", "counting.py:f", "--space",
+             "space.json", "--storage", url, "--budget", "16", "--n-init", "16", "--quiet",
+             "--workers", "2"],
+            cwd=tmp_path, env={**os.environ, "CALLS": str(tmp_path / "calls.jsonl"),
+                               "OMP_NUM_THREADS": "1"},
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        calls = tmp_path / "calls.jsonl"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and (
+                not calls.exists() or len(calls.read_text().splitlines()) < 4):
+            time.sleep(0.05)
+        server.stop()  # immediate: every connection is cut
+        time.sleep(3)
+        server.start()
+        out, err = run.communicate(timeout=300)
+        assert run.returncode == 0, err
+        assert "16 complete, 0 failed" in out
+        study = bodi.load_study(url, read_only=True)
+        evaluated = calls.read_text().splitlines()
+        assert len(evaluated) == len(set(evaluated)) == 16
+        assert all(t.state == "complete" and t.value == sum(t.params.values())
+                   for t in study.trials)
+
+
+def test_a_bad_url_option_or_a_role_without_rights_is_one_line(postgres_url, tmp_path, capsys):
+    import psycopg
+
+    assert main(["studies", postgres_url + "?no_such_option=1"]) == 2
+    assert capsys.readouterr().err.strip().count("\n") == 0
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        db.execute("CREATE ROLE visitor LOGIN NOSUPERUSER")
+    visitor = postgres_url.replace("bodi@", "visitor@")
+    _calls_objective(tmp_path)
+    code = main(["run", "--objective", f"{tmp_path / 'counting.py'}:f", "--space",
+                 str(tmp_path / "space.json"), "--storage", visitor, "--budget", "2", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.strip().count("\n") == 0 and "permission denied" in err, err

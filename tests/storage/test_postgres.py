@@ -44,7 +44,7 @@ def test_a_study_in_postgres_runs_resumes_and_shows(url, tmp_path, capsys):
 
 
 def test_an_unreachable_server_is_one_clear_error():
-    with pytest.raises(ValueError, match="cannot connect to the study database"):
+    with pytest.raises(ValueError, match="cannot reach the study database"):
         bodi.BODi(SPACE, storage="postgresql://bodi@127.0.0.1:9/none")
 
 
