@@ -69,6 +69,9 @@ class SQLiteStorage(SQLStorage):
         _check_is_study_file(self.path)
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
+        #: why the storage can no longer write (its file was deleted or replaced)
+        self._gone: str | None = None
+        self._log_identities: dict[str, tuple[int, int] | None] = {}
         if read_only:
             if not self.path.is_file() or self.path.stat().st_size == 0:
                 raise ValueError(f"no study file at {self.path}")
@@ -89,6 +92,8 @@ class SQLiteStorage(SQLStorage):
                 self._upgrade(db)  # (the index needs the version-2 column seq)
                 db.execute("CREATE INDEX IF NOT EXISTS trials_seq ON trials (study, seq)")
                 db.execute("INSERT OR IGNORE INTO bodi_meta VALUES ('seq', '0')")
+            self._log_identities = {suffix: _identity(self.path.with_name(self.path.name + suffix))
+                                    for suffix in ("-wal", "-shm")}
         except sqlite3.DatabaseError as err:  # pragma: no cover - guarded by the check
             raise ValueError(f"{self.path} is not a usable bodi study file: {err}") from err
 
@@ -131,13 +136,31 @@ class SQLiteStorage(SQLStorage):
     def _writable(self) -> None:
         if self.read_only:
             raise ValueError(f"{self.path} is open read-only")
-        if _identity(self.path) != self._identity:
-            raise StudyFileGoneError(self._recover())
+        if self._gone is None and _identity(self.path) != self._identity:
+            self._gone = self._recover()
+            self._discard_log_files()
+        if self._gone is not None:
+            raise StudyFileGoneError(self._gone)
+
+    def _discard_log_files(self) -> None:
+        """Close this storage's connections and remove the write-ahead log and its index that
+        belonged to the file that is gone (the same files as at opening): left beside the new
+        file, SQLite would apply the old file's pages to it."""
+        self.close()
+        for suffix, identity in self._log_identities.items():
+            log = self.path.with_name(self.path.name + suffix)
+            if identity is not None and _identity(log) == identity:
+                with contextlib.suppress(OSError):
+                    log.unlink()
 
     def _recover(self) -> str:
         """What was stored so far, copied from the open connection (which still sees the
         deleted or replaced file) into a new study file beside it; the message says where."""
-        recovery = self.path.with_name(f"{self.path.name}.recovered-{int(time.time())}.db")
+        stamp, n = int(time.time()), 0
+        recovery = self.path.with_name(f"{self.path.name}.recovered-{stamp}.db")
+        while recovery.exists():  # two recoveries within one second
+            n += 1
+            recovery = self.path.with_name(f"{self.path.name}.recovered-{stamp}-{n}.db")
         try:
             target = sqlite3.connect(recovery)
             with target:

@@ -187,3 +187,29 @@ def test_a_bad_url_option_or_a_role_without_rights_is_one_line(postgres_url, tmp
                  str(tmp_path / "space.json"), "--storage", visitor, "--budget", "2", "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and err.strip().count("\n") == 0 and "permission denied" in err, err
+
+
+def test_a_restored_study_file_is_read_as_it_is_not_with_the_runs_old_log(tmp_path,
+                                                                          monkeypatch):
+    import sqlite3
+
+    from bodi.storage import StudyFileGoneError
+
+    monkeypatch.chdir(tmp_path)
+    opt = bodi.RandomSearch(SPACE, seed=0, storage="study.db")
+    for _ in range(3):
+        opt.tell(opt.ask(), 1.0)
+    source, backup = sqlite3.connect("study.db"), sqlite3.connect("backup.db")
+    source.backup(backup)
+    backup.close()
+    source.close()
+    for _ in range(2):
+        opt.tell(opt.ask(), 2.0)
+    os.replace("backup.db", "study.db")  # the backup of three trials restored mid-run
+    with pytest.raises(StudyFileGoneError, match="replaced by another file"):
+        opt.tell(opt.ask(), 3.0)
+    restored = bodi.load_study("study.db", read_only=True)
+    assert [t.value for t in restored.trials] == [1.0, 1.0, 1.0]
+    (recovered,) = tmp_path.glob("study.db.recovered-*.db")
+    assert [t.value for t in bodi.load_study(recovered, read_only=True).trials] == [1.0] * 3 + [
+        2.0] * 2
