@@ -28,6 +28,8 @@ from bodi.storage.base import FORMAT, VERSION, StudyRecord, TrialRecord
 from bodi.storage.sql import TRIAL_COLUMNS, SQLStorage
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+#: how long a connection waits for another process's lock on the study file
+LOCK_SECONDS = 60.0
 TABLES = (
     "CREATE TABLE IF NOT EXISTS bodi_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE IF NOT EXISTS studies (
@@ -78,6 +80,7 @@ class SQLiteStorage(SQLStorage):
             self.shared = False  # no heartbeats: a reader holds no trial
             self._columns = {row[1] for row in self._db.execute("PRAGMA table_info(trials)")}
             return
+        new_file = not self.path.exists() or self.path.stat().st_size == 0
         try:
             db = self._db
             self._identity = _identity(self.path)
@@ -94,8 +97,14 @@ class SQLiteStorage(SQLStorage):
                 db.execute("INSERT OR IGNORE INTO bodi_meta VALUES ('seq', '0')")
             self._log_identities = {suffix: _identity(self.path.with_name(self.path.name + suffix))
                                     for suffix in ("-wal", "-shm")}
-        except sqlite3.DatabaseError as err:  # pragma: no cover - guarded by the check
-            raise ValueError(f"{self.path} is not a usable bodi study file: {err}") from err
+        except sqlite3.DatabaseError as err:
+            self.close()
+            locked = "locked" in str(err) or "busy" in str(err)  # another process creates it
+            if new_file and not locked:  # nothing of it is usable: a later run starts afresh
+                for suffix in ("", "-wal", "-shm", "-journal"):
+                    with contextlib.suppress(OSError):
+                        self.path.with_name(self.path.name + suffix).unlink()
+            raise ValueError(_open_error(self.path, err)) from None
 
     @staticmethod
     def _upgrade(db: sqlite3.Connection) -> None:
@@ -117,9 +126,9 @@ class SQLiteStorage(SQLStorage):
         db = getattr(self._local, "db", None)
         if db is None:
             db = self._read_only_connection() if self.read_only else sqlite3.connect(
-                self.path, timeout=60.0, isolation_level=None, check_same_thread=False)
+                self.path, timeout=LOCK_SECONDS, isolation_level=None, check_same_thread=False)
             db.execute("PRAGMA trusted_schema=OFF")
-            db.execute("PRAGMA busy_timeout=60000")
+            db.execute(f"PRAGMA busy_timeout={int(LOCK_SECONDS * 1000)}")
             if not self.read_only:
                 db.execute("PRAGMA synchronous=NORMAL")
                 db.execute("PRAGMA wal_autocheckpoint=1")  # the .db file holds every commit
@@ -130,7 +139,7 @@ class SQLiteStorage(SQLStorage):
 
     def _read_only_connection(self) -> sqlite3.Connection:
         """A connection that cannot write (:func:`_read_only`)."""
-        return _read_only(self.path, timeout=60.0, isolation_level=None,
+        return _read_only(self.path, timeout=LOCK_SECONDS, isolation_level=None,
                           check_same_thread=False)
 
     def _writable(self) -> None:
@@ -281,6 +290,18 @@ class SQLiteStorage(SQLStorage):
 
 class StudyFileGoneError(RuntimeError):
     """The study file was deleted or replaced while a run was writing to it."""
+
+
+def _open_error(path: Path, err: sqlite3.DatabaseError) -> str:
+    """Why a study file could not be opened for writing, as one line that says what to do."""
+    text = str(err)
+    if "locked" in text or "busy" in text:
+        return (f"the study file {path} stayed locked by another process for "
+                f"{LOCK_SECONDS:.0f} s ({text}); run again when it is done")
+    if "full" in text or "I/O" in text or "readonly" in text or "read-only" in text:
+        return (f"the study file {path} cannot be written here ({text}); free space or choose "
+                "a writable place")
+    return f"{path} is not a usable bodi study file: {text}"
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

@@ -213,3 +213,45 @@ def test_a_restored_study_file_is_read_as_it_is_not_with_the_runs_old_log(tmp_pa
     (recovered,) = tmp_path.glob("study.db.recovered-*.db")
     assert [t.value for t in bodi.load_study(recovered, read_only=True).trials] == [1.0] * 3 + [
         2.0] * 2
+
+
+def test_a_lock_held_at_opening_is_named_as_a_lock(tmp_path, monkeypatch):
+    import sqlite3
+
+    import bodi.storage.sqlite as sqlite_storage
+
+    path = tmp_path / "study.db"
+    bodi.RandomSearch(SPACE, seed=0, storage=path).close()
+    monkeypatch.setattr(sqlite_storage, "LOCK_SECONDS", 0.5)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(ValueError, match="stayed locked by another process"):
+            bodi.RandomSearch(SPACE, seed=0, storage=path)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert bodi.load_study(path, read_only=True).trials == []
+
+
+def test_a_full_disk_at_the_first_opening_is_one_line_and_leaves_no_file(tmp_path):
+    disk = tmp_path / "small"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)],
+                             capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"a small tmpfs needs root here: {mounted.stderr.decode().strip()}")
+    try:
+        with contextlib.suppress(OSError), open(disk / "filler", "wb") as handle:
+            while True:
+                handle.write(b"\0" * 4096)
+                handle.flush()
+        with pytest.raises(ValueError, match="cannot be written here"):
+            bodi.RandomSearch(SPACE, seed=0, storage=disk / "study.db")
+        assert sorted(p.name for p in disk.iterdir()) == ["filler"]
+        (disk / "filler").unlink()
+        opt = bodi.RandomSearch(SPACE, seed=0, storage=disk / "study.db")  # room again
+        opt.tell(opt.ask(), 1.0)
+        opt.close()
+    finally:
+        subprocess.run(["umount", "--lazy", str(disk)], capture_output=True)
