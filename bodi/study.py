@@ -28,7 +28,7 @@ from torch import Tensor
 from bodi.diagnostics import logger
 from bodi.escaping import for_terminal
 from bodi.space import DTYPE, SearchSpace, Value
-from bodi.storage import Storage, StudyRecord, open_storage
+from bodi.storage import Storage, StudyRecord, TrialRecord, open_storage
 from bodi.storage.urls import mask
 from bodi.trials import (
     History,
@@ -149,6 +149,7 @@ class Study:
         """Read the trials that other workers added or changed."""
         records, self._cursor = self.storage.changes(self.name, self._cursor)
         for record in records:  # in number order; claims add consecutive numbers atomically
+            self._check(record)
             if record.number < len(self.trials):
                 self.trials[record.number] = self.trials[record.number].updated(record)
             else:
@@ -160,6 +161,23 @@ class Study:
                 self._points[trial.number] = trial.x
         if records:
             self._snapshot = None
+
+    def _check(self, record: TrialRecord) -> None:
+        """A stored trial that this study cannot hold (a damaged or edited file) is one
+        ``ValueError`` that names the storage, the study and the trial."""
+        problem = None
+        if record.number > len(self.trials):
+            problem = f"it follows trial #{len(self.trials) - 1}: the numbers have a gap"
+        elif len(record.x) != self.space.dim:
+            problem = f"its encoding has {len(record.x)} numbers, the space {self.space.dim}"
+        elif record.state == "complete" and (
+                record.value is None if len(self.directions) == 1 and not record.values
+                else record.values is None or len(record.values) != len(self.directions)):
+            problem = "it is complete but holds no objective value for each objective"
+        if problem is not None:
+            raise ValueError(f"{getattr(self.storage, 'path', 'the storage')} is damaged: trial "
+                             f"#{record.number} of study {self.name!r}: {problem}; restore it "
+                             "from a copy")
 
     def history(self) -> History:
         """The trials as they are now (an immutable snapshot; kept until they change)."""
@@ -472,9 +490,11 @@ def study_summaries(storage: str | Path | Storage) -> list[str]:
         states = [t.state for t in store.trials(name)]
         counts = ", ".join(f"{states.count(s)} {s}" for s in ("complete", "failed", "pending")
                            if states.count(s)) or "no trials"
-        lines.append(f"{for_terminal(name)}: {record.optimizer}, "
-                     f"{len(record.space['parameters'])} "
-                     f"parameters, {len(states)} trials ({counts}), {record.direction}")
+        parameters = record.space.get("parameters")
+        size = (f"{len(parameters)} parameters" if isinstance(parameters, list)
+                else "a damaged space")
+        lines.append(f"{for_terminal(name)}: {for_terminal(record.optimizer)}, {size}, "
+                     f"{len(states)} trials ({counts}), {for_terminal(record.direction)}")
     return lines
 
 

@@ -57,8 +57,13 @@ def load_study(
                          "device; omit device")
     settings = cls.complete_settings(record.settings)
     try:
+        space = SearchSpace.from_dict(record.space)
+    except (ValueError, TypeError, KeyError) as err:
+        raise ValueError(f"{getattr(store, 'path', 'the storage')} is damaged: the space of "
+                         f"study {study_name!r} ({err}); restore it from a copy") from None
+    try:
         return cls(
-            SearchSpace.from_dict(record.space), seed=record.seed, direction=record.direction,
+            space, seed=record.seed, direction=record.direction,
             storage=store, study_name=study_name, on_pending=on_pending, **settings, **runtime,
         )
     except TypeError as err:  # a setting this version of bodi does not know

@@ -210,8 +210,7 @@ class PostgresStorage(SQLStorage):
             "WHERE name = %s", (name,)).fetchone()
         if row is None:
             return None
-        return StudyRecord(row[0], row[1], json.loads(row[2]), json.loads(row[3]), int(row[4]),
-                           row[5], row[6])
+        return self._study_from_row(tuple(row))
 
     def study_names(self) -> list[str]:
         return self._retrying(self._study_names)

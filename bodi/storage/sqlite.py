@@ -207,8 +207,7 @@ class SQLiteStorage(SQLStorage):
         ).fetchone()
         if row is None:
             return None
-        return StudyRecord(row[0], row[1], json.loads(row[2]), json.loads(row[3]), row[4], row[5],
-                           row[6])
+        return self._study_from_row(tuple(row))
 
     def study_names(self) -> list[str]:
         return [r[0] for r in self._db.execute("SELECT name FROM studies ORDER BY name")]

@@ -255,3 +255,49 @@ def test_a_full_disk_at_the_first_opening_is_one_line_and_leaves_no_file(tmp_pat
         opt.close()
     finally:
         subprocess.run(["umount", "--lazy", str(disk)], capture_output=True)
+
+
+DAMAGES = {
+    "settings not an object": "UPDATE studies SET settings = '[1]'",
+    "settings not JSON": "UPDATE studies SET settings = '{bad'",
+    "a space without a parameter list": "UPDATE studies SET space = '{\"parameters\": 5}'",
+    "a seed of text": "UPDATE studies SET seed = 'x'",
+    "a text value": "UPDATE trials SET value = 'abc' WHERE number = 1",
+    "a complete trial without value": "UPDATE trials SET value = NULL WHERE number = 1",
+    "a gap in the numbers": "UPDATE trials SET number = 7 WHERE number = 2",
+    "params not JSON": "UPDATE trials SET params = '{bad' WHERE number = 0",
+    "a short encoding": "UPDATE trials SET x = '[1]' WHERE number = 0",
+    "an unknown state": "UPDATE trials SET state = 'weird' WHERE number = 0",
+    "user attributes not an object": "UPDATE trials SET user_attrs = '[1]' WHERE number = 0",
+}
+
+
+@pytest.fixture(scope="module")
+def intact_study(tmp_path_factory):
+    path = tmp_path_factory.mktemp("intact") / "study.db"
+    opt = bodi.RandomSearch(SPACE, seed=0, storage=path)
+    for _ in range(4):
+        opt.tell(opt.ask(), 1.0)
+    opt.close()
+    return path
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGES))
+def test_a_damaged_study_file_is_one_line_that_names_it(damage, intact_study, tmp_path,
+                                                        capsys):
+    import shutil
+    import sqlite3
+
+    path = tmp_path / "damaged.db"
+    shutil.copy(intact_study, path)
+    db = sqlite3.connect(path)
+    db.execute(DAMAGES[damage])
+    db.commit()
+    db.close()
+    for command in (["show", str(path), "--plot", str(tmp_path / "p.png")], ["studies", str(path)],
+                    ["show", str(path), "--csv", "-"]):
+        code = main(command)
+        err = capsys.readouterr().err
+        if command[0] == "studies" and code == 0:
+            continue  # listing reads the study's record and states only
+        assert code == 2 and err.count("\n") == 1 and "damaged.db is damaged" in err, err
