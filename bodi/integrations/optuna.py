@@ -50,8 +50,9 @@ How a suggestion is made (``sample_relative``):
   trial holds the same parameters; if one does (two processes proposed at the same moment), it
   proposes again with that trial pending, with the seed derived from
   ``(seed, trial.number, attempt)``. Since each process checks after storing, two concurrent
-  proposals cannot both keep the same parameters, unless ``MAX_ATTEMPTS`` (3) proposals in a row
-  collide (the last one is kept).
+  proposals cannot both keep the same parameters. After ``MAX_ATTEMPTS`` (3) colliding
+  proposals in a row, the sampler proposes random configurations that no trial holds (up to
+  ``RANDOM_ATTEMPTS``, 10, each checked the same way).
 
 The sampler holds no state about the study, so it works with ``n_jobs > 1`` and with several
 processes sharing one storage. In one process a lock serializes suggestions, so a thread always
@@ -100,6 +101,7 @@ PARAMS_KEY = "bodi:params"
 PROPOSER_KEY = "bodi:proposer"
 _CHUNK = 2045  # RDB storages keep at most 2045 characters per system attribute value
 MAX_ATTEMPTS = 3  # proposals per trial when a concurrent process stored the same one
+RANDOM_ATTEMPTS = 10  # then random untaken configurations, until one is not stored twice
 
 
 def _direction(study: Study) -> str:
@@ -224,7 +226,7 @@ class BODiSampler(BaseSampler):
             at_random = sum(t.state == TrialState.COMPLETE for t in trials) < (
                 self._n_startup_trials)
             direction = _direction(study)
-            for attempt in range(MAX_ATTEMPTS):
+            for attempt in range(MAX_ATTEMPTS + RANDOM_ATTEMPTS):
                 if attempt:
                     trials = study.get_trials(deepcopy=False)
                 completed, constraints, failed, pending = self._observations(
@@ -240,7 +242,7 @@ class BODiSampler(BaseSampler):
                     failed=failed,
                     pending=pending,
                     constraints=constraints,
-                    at_random=at_random,
+                    at_random=at_random or attempt >= MAX_ATTEMPTS,
                 )
                 if params is None:  # a finite space with every configuration used
                     return self._best_complete(study, search_space)

@@ -384,3 +384,23 @@ def test_a_proposal_stored_meanwhile_by_another_process_is_not_repeated(monkeypa
     assert [c["seed"] for c in calls] == [derive_seed(3, current.number),
                                           derive_seed(3, current.number, 1)]
     assert calls[0]["pending"] == [] and calls[1]["pending"] == [{"b": True, "k": 4}]
+
+
+def test_after_three_colliding_proposals_an_untaken_random_one_is_kept(monkeypatch):
+    calls = []
+    study = optuna.create_study(sampler=BODiSampler(seed=3, n_startup_trials=3, **SMALL))
+    for k in range(3):
+        study.add_trial(create_trial(params={"b": False, "k": k}, distributions=SPACE,
+                                     value=float(k)))
+    other = study.ask()
+    bodi_optuna._store_proposal(study, study.trials[other.number], {"b": True, "k": 4}, "bodi")
+
+    def fake_propose(codecs, **kwargs):  # the model insists on the taken configuration
+        calls.append(kwargs)
+        return {"b": False, "k": 5} if kwargs["at_random"] else {"b": True, "k": 4}
+
+    monkeypatch.setattr(bodi_optuna, "propose", fake_propose)
+    current = study.ask()
+    assert (current.suggest_categorical("b", [False, True]), current.suggest_int("k", 0, 5)) == (
+        False, 5)
+    assert [c["at_random"] for c in calls] == [False, False, False, True]
