@@ -1,14 +1,16 @@
 """A study's trials in the formats other tools read: rows, a pandas table, CSV, Optuna.
 
 :func:`trial_rows` is the one flat view (one dict per trial, columns ``number``, ``state``,
-``value`` or ``values_<i>``, ``params_<name>``, ``constraints_<i>``, ``user_attrs_<key>``,
-``message``, ``suggest_seconds``, as Optuna's ``trials_dataframe`` names them); the table, the
+``value`` or ``values_<i>``, ``datetime_start``, ``datetime_complete``, ``duration``,
+``params_<name>``, ``constraints_<i>``, ``user_attrs_<key>``, ``message``,
+``suggest_seconds``, as Optuna's ``trials_dataframe`` names them); the table, the
 CSV file and the Optuna export are built from it or from the trials directly.
 """
 
 from __future__ import annotations
 
 import csv
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -31,6 +33,9 @@ def trial_rows(optimizer: Optimizer) -> list[dict[str, Any]]:
             row.update({f"values_{i}": v for i, v in enumerate(values)})
         else:
             row["value"] = trial.value
+        start, end = _datetime(trial.started), _datetime(trial.finished)
+        row.update({"datetime_start": start, "datetime_complete": end,
+                    "duration": end - start if start and end else None})
         row.update({f"params_{name}": value for name, value in trial.params.items()})
         for i, c in enumerate(trial.constraints or []):
             row[f"constraints_{i}"] = c
@@ -40,6 +45,11 @@ def trial_rows(optimizer: Optimizer) -> list[dict[str, Any]]:
         row["suggest_seconds"] = trial.suggest_seconds
         rows.append(row)
     return rows
+
+
+def _datetime(seconds: float | None) -> datetime | None:
+    """A stored time (seconds since the epoch) as a local ``datetime``, as Optuna shows it."""
+    return None if seconds is None else datetime.fromtimestamp(seconds)
 
 
 def _columns(rows: list[dict[str, Any]]) -> list[str]:
@@ -88,7 +98,7 @@ def export_to_optuna(optimizer: Optimizer, storage: str | Path, study_name: str 
     deletes it first. Returns the Optuna study's name (``study_name``, default the bodi
     study's)."""
     optuna = require("optuna", "the export to Optuna", "optuna")
-    from optuna.trial import TrialState, create_trial
+    from optuna.trial import FrozenTrial, TrialState
 
     from bodi.integrations.spaces.optuna import make_distributions, to_optuna_params
 
@@ -112,9 +122,12 @@ def export_to_optuna(optimizer: Optimizer, storage: str | Path, study_name: str 
         if trial.message:
             attrs["message"] = trial.message
         complete = trial.state == "complete"
-        study.add_trial(create_trial(
-            state=states[trial.state], distributions=distributions,
+        values = trial.objective_values if complete else None
+        study.add_trial(FrozenTrial(
+            number=-1, trial_id=-1, state=states[trial.state], value=None, values=values,
+            datetime_start=_datetime(trial.started),
+            datetime_complete=_datetime(trial.finished) if trial.state != "pending" else None,
             params=to_optuna_params(optimizer.space, distributions, trial.x),
-            values=trial.objective_values if complete else None, user_attrs=attrs,
-            system_attrs={"bodi:number": trial.number}))
+            distributions=distributions, user_attrs=attrs,
+            system_attrs={"bodi:number": trial.number}, intermediate_values={}))
     return name

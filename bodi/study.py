@@ -266,7 +266,7 @@ class Study:
         now = time.time()
         records = [
             Trial(-1, params, x, suggest_seconds=seconds, worker=self.worker,
-                  heartbeat=now).record()
+                  heartbeat=now, started=now).record()
             for x, params in zip(X, self.space.decode(X), strict=True)
         ]
         stored = self.storage.add_trials(  # committed before the points are handed out
@@ -354,7 +354,7 @@ class Study:
         self.refresh()
         failed = [dataclasses.replace(
             t, user_attrs={**t.user_attrs, "failed_before": t.message}, state="pending",
-            message=None, worker=None, heartbeat=None, attempts=0,
+            message=None, worker=None, heartbeat=None, attempts=0, started=None, finished=None,
         ) for t in self.trials if t.state == "failed"]
         self.storage.put_trials(self.name, [t.record() for t in failed])
         self._snapshot = None
@@ -389,6 +389,7 @@ class Study:
     def _record(self, x: Tensor, value: float | list[float] | None,
                 message: str | None, constraints: list[float] | None = None,
                 user_attrs: dict[str, Any] | None = None) -> Trial:
+        self.storage.check_bound(self.name)  # a deleted study's trials are no late tells
         self.refresh()
         same = [self.trials[i] for i in self._numbers.get(_point_key(x), [])]
         pending = [t for t in same if t.state == "pending"]
@@ -408,13 +409,16 @@ class Study:
             changes = {"state": "complete", "value": value, "constraints": constraints}
         if user_attrs:
             changes["user_attrs"] = {**trial.user_attrs, **user_attrs}
+        changes["finished"] = time.time()
         trial = dataclasses.replace(trial, **changes)
         return self._save(trial)  # committed before anything else happens
 
     def _add(self, x: Tensor) -> Trial:
         """Store ``x`` as a new pending trial of this worker, whatever the earlier trials."""
         params = self.space.decode(x)[0]
-        record = Trial(-1, params, x.clone(), worker=self.worker, heartbeat=time.time()).record()
+        now = time.time()
+        record = Trial(-1, params, x.clone(), worker=self.worker, heartbeat=now,
+                       started=now).record()
         (stored,) = self.storage.add_trials(self.name, [record], known=len(self.trials),
                                             unique=False)
         self.refresh()

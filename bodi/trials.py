@@ -55,6 +55,10 @@ class Trial:
     #: the user's attributes (JSON values by name): :meth:`bodi.Optimizer.set_user_attr`, or
     #: ``bodi.Outcome(value, user_attrs={...})`` from the objective
     user_attrs: dict[str, Any] = field(default_factory=dict)
+    #: when the trial was handed out for evaluation and when its result was stored (seconds
+    #: since the epoch; ``None``: not yet, or a trial of an older bodi)
+    started: float | None = field(default=None, repr=False)
+    finished: float | None = field(default=None, repr=False)
 
     @property
     def waiting(self) -> bool:
@@ -81,14 +85,15 @@ class Trial:
         return TrialRecord(self.number, self.state, self.params, self.x.tolist(), self.value,
                            self.message, self.suggest_seconds, self.worker, self.heartbeat,
                            self.attempts, self.values, self.constraints,
-                           dict(self.user_attrs) or None)
+                           dict(self.user_attrs) or None, self.started, self.finished)
 
     @classmethod
     def from_record(cls, record: TrialRecord) -> Trial:
         return cls(record.number, record.params, torch.tensor(record.x, dtype=DTYPE),
                    record.state, record.value, record.message, record.suggest_seconds,
                    record.worker, record.heartbeat, record.attempts, record.values,
-                   record.constraints, dict(record.user_attrs or {}))
+                   record.constraints, dict(record.user_attrs or {}), record.started,
+                   record.finished)
 
     def updated(self, record: TrialRecord) -> Trial:
         """This trial with the stored state of ``record`` (written by this or another
@@ -97,7 +102,8 @@ class Trial:
             self, state=record.state, value=record.value, message=record.message,
             values=record.values, constraints=record.constraints, worker=record.worker,
             heartbeat=record.heartbeat, attempts=record.attempts,
-            user_attrs=dict(record.user_attrs or {}))
+            user_attrs=dict(record.user_attrs or {}), started=record.started,
+            finished=record.finished)
 
     def as_dict(self) -> dict[str, Any]:
         out = {

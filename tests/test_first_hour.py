@@ -15,6 +15,7 @@ from bodi.space import Binary, Categorical, SearchSpace
 
 SPACE = SearchSpace([Binary(f"b{i}") for i in range(5)] + [Categorical("c", ["x", "y", "z"])])
 SMALL = {"dictionary_size": 8, "num_restarts": 2, "raw_samples": 64, "n_init": 4}
+HEADER = "number,state,value,datetime_start,datetime_complete,duration,params_b0"
 
 
 def value(params):
@@ -218,7 +219,7 @@ def test_show_csv_and_studies_list_copy_delete(project, capsys):
     assert _run(project, study, "--quiet") == 0
     assert main(["show", str(study), "--csv", str(project / "trials.csv")]) == 0
     lines = (project / "trials.csv").read_text().splitlines()
-    assert len(lines) == 7 and lines[0].startswith("number,state,value,params_b0")
+    assert len(lines) == 7 and lines[0].startswith(HEADER)
     capsys.readouterr()
     assert main(["studies", str(study)]) == 0
     assert "default: BODi, 6 parameters, 6 trials (6 complete), minimize" in \
@@ -267,7 +268,7 @@ def test_show_csv_dash_writes_the_table_alone_to_standard_output(project, capsys
     capsys.readouterr()
     assert main(["show", str(study), "--csv", "-"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 7 and lines[0].startswith("number,state,value,params_b0")
+    assert len(lines) == 7 and lines[0].startswith(HEADER)
     assert not (project / "-").exists()
 
 

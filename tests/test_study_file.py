@@ -1,14 +1,16 @@
-"""The study file is the whole study, and reading it never writes (issue 34, file level)."""
+"""The study file is the whole study, and reading it never writes."""
 
 import os
 import shutil
 import sqlite3
 import stat
+import time
 
 import pytest
 
 import bodi
 from bodi.cli import main
+from bodi.export import export_to_optuna, trial_rows
 from bodi.space import Binary, SearchSpace
 
 SPACE = SearchSpace([Binary(f"b{i}") for i in range(6)])
@@ -135,3 +137,47 @@ def test_database_errors_become_one_line_that_says_what_to_do():
     line = _database_hint(sqlite3.OperationalError("database is locked"))
     assert "over 60 s" in line and "--resume" in line
     assert "free space" in _database_hint(sqlite3.OperationalError("database or disk is full"))
+
+
+def test_trials_carry_their_start_and_finish_times_into_every_table(tmp_path):
+    optuna = pytest.importorskip("optuna")
+    before = time.time()
+    opt = bodi.RandomSearch(SPACE, seed=0, storage=tmp_path / "s.db")
+    for k in range(3):
+        params = opt.ask()
+        time.sleep(0.05)
+        opt.tell(params, float(k))
+    taken = [t.params for t in opt.trials]
+    waiting = opt.enqueue(next(p for p in ({f"b{i}": i == j for i in range(6)} for j in range(7))
+                               if p not in taken))
+    study = bodi.load_study(tmp_path / "s.db", read_only=True)
+    done = [t for t in study.trials if t.state == "complete"]
+    assert all(before <= t.started < t.finished - 0.04 for t in done)
+    assert study.trials[waiting.number].started is None
+    rows = trial_rows(study)
+    assert rows[0]["duration"].total_seconds() >= 0.05 and rows[3]["duration"] is None
+    url = f"sqlite:///{tmp_path / 'optuna.db'}"
+    export_to_optuna(study, url)
+    exported = optuna.load_study(study_name="default", storage=url).trials
+    assert [t.datetime_start.timestamp() for t in exported[:3]] == pytest.approx(
+        [t.started for t in done])
+    assert exported[0].duration.total_seconds() >= 0.05
+
+
+def test_a_study_file_of_the_format_before_trial_times_is_read_and_upgraded(tmp_path):
+    path = tmp_path / "old.db"
+    opt = bodi.RandomSearch(SPACE, seed=0, storage=path)
+    opt.tell(opt.ask(), 1.0)
+    opt.close()
+    with sqlite3.connect(path) as db:  # as bodi's format 4 wrote it
+        db.execute("ALTER TABLE trials DROP COLUMN started")
+        db.execute("ALTER TABLE trials DROP COLUMN finished")
+        db.execute("UPDATE bodi_meta SET value = '4' WHERE key = 'version'")
+    old = bodi.load_study(path, read_only=True)
+    assert old.trials[0].value == 1.0 and old.trials[0].started is None
+    resumed = bodi.load_study(path)
+    resumed.tell(resumed.ask(), 2.0)
+    assert resumed.trials[1].started is not None and resumed.trials[1].finished is not None
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT value FROM bodi_meta WHERE key = 'version'").fetchone() == (
+            "5",)

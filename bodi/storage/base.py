@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 FORMAT = "bodi-study"
-VERSION = 4  # 2: trials carry their worker, heartbeat, attempts and a change sequence number;
+VERSION = 5  # 2: trials carry their worker, heartbeat, attempts and a change sequence number;
 # 3: trials of multi-objective studies carry their objective values (``objective_values``), and
 # trials of studies with outcome constraints their constraint values (``constraint_values``);
-# 4: trials carry user attributes (``user_attrs``, a JSON object)
+# 4: trials carry user attributes (``user_attrs``, a JSON object); 5: trials carry when their
+# evaluation started and finished (``started``, ``finished``; empty in older files)
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,10 @@ class TrialRecord:
     constraints: list[float] | None = None
     #: the user's attributes of the trial (JSON values by name)
     user_attrs: dict[str, Any] | None = None
+    #: when the trial was handed out for evaluation, and when its result (or failure) was
+    #: stored (seconds since the epoch; ``None``: not yet, or stored by an older bodi)
+    started: float | None = None
+    finished: float | None = None
 
 
 class StudyGoneError(RuntimeError):
@@ -100,6 +105,13 @@ class Storage:
     def bind_study(self, record: StudyRecord) -> None:
         """Write to ``record``'s study only while it is that study (same ``created``)."""
         self._bound[record.name] = record.created
+
+    def check_bound(self, study: str) -> None:
+        """Raise :class:`StudyGoneError` if ``study``, bound by :meth:`bind_study`, was
+        deleted or replaced (a read, outside any write)."""
+        if study in self._bound:
+            stored = self.get_study(study)
+            self._check_bound(study, stored and stored.created, stored is not None)
 
     def _check_bound(self, study: str, created: float | None, exists: bool) -> None:
         """Inside a write transaction of ``study``: raise :class:`StudyGoneError` if the study
@@ -244,10 +256,11 @@ def _reclaimed(
         seen.worker, seen.attempts
     ):
         return None
+    now = time.time()
     if current.attempts >= max_attempts:
-        return dataclasses.replace(current, state="failed", message=message)
+        return dataclasses.replace(current, state="failed", message=message, finished=now)
     return dataclasses.replace(
-        current, worker=worker, heartbeat=time.time(), attempts=current.attempts + 1
+        current, worker=worker, heartbeat=now, attempts=current.attempts + 1, started=now
     )
 
 

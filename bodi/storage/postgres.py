@@ -49,7 +49,11 @@ _TABLES = (
     value DOUBLE PRECISION, message TEXT, suggest_seconds DOUBLE PRECISION NOT NULL,
     updated DOUBLE PRECISION NOT NULL, worker TEXT, heartbeat DOUBLE PRECISION,
     attempts INTEGER NOT NULL DEFAULT 1, seq BIGINT NOT NULL DEFAULT 0, objective_values TEXT,
-    constraint_values TEXT, user_attrs TEXT, PRIMARY KEY (study, number))""",
+    constraint_values TEXT, user_attrs TEXT, started DOUBLE PRECISION,
+    finished DOUBLE PRECISION, PRIMARY KEY (study, number))""",
+    # format 5: a table of an older bodi gets the trials' times
+    "ALTER TABLE bodi_trials ADD COLUMN IF NOT EXISTS started DOUBLE PRECISION",
+    "ALTER TABLE bodi_trials ADD COLUMN IF NOT EXISTS finished DOUBLE PRECISION",
     "CREATE INDEX IF NOT EXISTS bodi_trials_seq ON bodi_trials (study, seq)",
 )
 
@@ -251,15 +255,16 @@ class PostgresStorage(SQLStorage):
         self._db.execute(
             "INSERT INTO bodi_trials (study, number, state, params, x, value, message, "
             "suggest_seconds, updated, worker, heartbeat, attempts, seq, objective_values, "
-            "constraint_values, user_attrs) VALUES "
-            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+            "constraint_values, user_attrs, started, finished) VALUES "
+            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
             "ON CONFLICT (study, number) DO UPDATE SET state = EXCLUDED.state, "
             "params = EXCLUDED.params, x = EXCLUDED.x, value = EXCLUDED.value, "
             "message = EXCLUDED.message, suggest_seconds = EXCLUDED.suggest_seconds, "
             "updated = EXCLUDED.updated, worker = EXCLUDED.worker, "
             "heartbeat = EXCLUDED.heartbeat, attempts = EXCLUDED.attempts, seq = EXCLUDED.seq, "
             "objective_values = EXCLUDED.objective_values, "
-            "constraint_values = EXCLUDED.constraint_values, user_attrs = EXCLUDED.user_attrs",
+            "constraint_values = EXCLUDED.constraint_values, user_attrs = EXCLUDED.user_attrs, "
+            "started = EXCLUDED.started, finished = EXCLUDED.finished",
             self.row_values(study, trial, time.time(), self._next_seq(study)),
         )
 

@@ -12,13 +12,13 @@ from bodi.storage.base import Storage, StudyRecord, TrialRecord
 #: the columns of a trial, in the order :func:`trial_from_row` reads them
 TRIAL_COLUMNS = ("number", "state", "params", "x", "value", "message", "suggest_seconds",
                  "worker", "heartbeat", "attempts", "objective_values", "constraint_values",
-                 "user_attrs")
+                 "user_attrs", "started", "finished")
 
 
 def trial_from_row(row: tuple) -> TrialRecord:
     """A :class:`TrialRecord` from a row of :data:`TRIAL_COLUMNS`; a value of the wrong kind
     (a file damaged or edited by hand) is a ``ValueError`` that names the column."""
-    n, s, p, x, v, m, t, w, h, a, vs, cs, us = row
+    n, s, p, x, v, m, t, w, h, a, vs, cs, us, started, finished = row
     return TrialRecord(
         _integer("number", n), _one_of("state", s, TRIAL_STATES),
         _json("params", p, dict), _numbers("x", _json("x", x, list)),
@@ -28,7 +28,8 @@ def trial_from_row(row: tuple) -> TrialRecord:
         None if vs is None else _numbers("objective_values", _json("objective_values", vs, list)),
         None if cs is None else _numbers("constraint_values", _json("constraint_values", cs,
                                                                     list)),
-        None if us is None else _json("user_attrs", us, dict))
+        None if us is None else _json("user_attrs", us, dict),
+        _number_or_none("started", started), _number_or_none("finished", finished))
 
 
 def study_from_row(row: tuple) -> StudyRecord:
@@ -107,15 +108,16 @@ class SQLStorage(Storage):
     path: Any
 
     def row_values(self, study: str, trial: TrialRecord, updated: float, seq: int) -> tuple:
-        """The 16 values of ``trial``'s row: study, number, state, params, x, value, message,
+        """The 18 values of ``trial``'s row: study, number, state, params, x, value, message,
         suggest seconds, ``updated``, worker, heartbeat, attempts, ``seq``, objective values,
-        constraint values, user attributes (JSON where structured)."""
+        constraint values, user attributes (JSON where structured), started, finished."""
         return (study, trial.number, trial.state, json.dumps(trial.params), json.dumps(trial.x),
                 trial.value, trial.message, trial.suggest_seconds, updated, trial.worker,
                 trial.heartbeat, trial.attempts, seq,
                 None if trial.values is None else json.dumps(trial.values),
                 None if trial.constraints is None else json.dumps(trial.constraints),
-                json.dumps(trial.user_attrs) if trial.user_attrs else None)
+                json.dumps(trial.user_attrs) if trial.user_attrs else None,
+                trial.started, trial.finished)
 
     def _selected_columns(self) -> str:
         """The ``SELECT`` list of :data:`TRIAL_COLUMNS` (a storage may fill missing ones)."""

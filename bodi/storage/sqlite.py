@@ -40,7 +40,7 @@ TABLES = (
     x TEXT NOT NULL, value REAL, message TEXT, suggest_seconds REAL NOT NULL,
     updated REAL NOT NULL, worker TEXT, heartbeat REAL, attempts INTEGER NOT NULL DEFAULT 1,
     seq INTEGER NOT NULL DEFAULT 0, objective_values TEXT, constraint_values TEXT,
-    user_attrs TEXT, PRIMARY KEY (study, number))""",
+    user_attrs TEXT, started REAL, finished REAL, PRIMARY KEY (study, number))""",
 )
 #: columns added by format version 2 (a version-1 file is upgraded in place when opened)
 _V2_COLUMNS = (
@@ -48,7 +48,8 @@ _V2_COLUMNS = (
     "seq INTEGER NOT NULL DEFAULT 0",
 )
 #: the columns added by format versions 3 and 4
-_V3_COLUMNS = ("objective_values TEXT", "constraint_values TEXT", "user_attrs TEXT")
+_V3_COLUMNS = ("objective_values TEXT", "constraint_values TEXT", "user_attrs TEXT",
+               "started REAL", "finished REAL")
 
 
 class SQLiteStorage(SQLStorage):
@@ -240,7 +241,7 @@ class SQLiteStorage(SQLStorage):
     def _write(self, study: str, trial: TrialRecord) -> None:  # inside a transaction
         self._db.execute(
             "INSERT OR REPLACE INTO trials VALUES "
-            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             self.row_values(study, trial, time.time(), self._next_seq()),
         )
 
