@@ -225,7 +225,7 @@ def _run(args: argparse.Namespace) -> int:
             max_consecutive_failures=args.max_failures, max_attempts=args.max_attempts,
             device=args.device, dtype=args.dtype,
             design=args.design or _stored_design(storage, args.study_name),
-            catch=catch,
+            catch=catch, start_from=args.start_from,
         )
     finally:
         if executor is not None and not isinstance(executor, str):
@@ -541,6 +541,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--join", action="store_true",
                      help="start the study, or continue it if it exists: what N identical "
                           "workers started at once pass (Optuna's load_if_exists)")
+    run.add_argument("--start-from", default=None, metavar="STORAGE",
+                     help="copy the finished trials of an earlier study (a study file or URL "
+                          "with one study, or one of --study-name) in first; the space may be "
+                          "wider (more choices, wider bounds)")
     run.add_argument("--retry-failed", action="store_true",
                      help="with --resume: evaluate the study's failed trials again first")
     run.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -85,6 +85,7 @@ def minimize(
     callback: Callable[[Trial], Any] | None = None,
     max_consecutive_failures: int = 10,
     catch: type[Exception] | Sequence[type[Exception]] = (),
+    start_from: Any = None,
     **bodi_options: Any,
 ) -> OptimizeResult:
     """Optimize ``func`` over ``space`` until the study holds ``budget`` finished evaluations.
@@ -137,6 +138,10 @@ def minimize(
             the size of the Pareto front).
         callback: called with each finished trial.
         max_consecutive_failures: stop with an error after this many failures in a row.
+        start_from: an earlier study to start from (a study file, a URL or a storage, with
+            one study or one of this study's name): its finished trials are copied in first
+            (:meth:`bodi.Optimizer.add_trials_from`; the space may be wider) and count toward
+            ``budget``; copying again on a resume adds nothing.
         catch: the exception classes that are expected failures of the objective (e.g.
             ``(RuntimeError,)`` for a simulator that crashes on some inputs; ``Exception``
             for all): such an evaluation is a failed trial and the run goes on.
@@ -164,6 +169,8 @@ def minimize(
                          **bodi_options)
     elif bodi_options or storage is not None:
         raise ValueError("BODi options and storage cannot be combined with an explicit optimizer")
+    if start_from is not None:
+        optimizer.add_trials_from(start_from)
     loop = _Loop(optimizer, budget, callback, max_consecutive_failures,
                  _exception_classes(catch))
     if time_limit is not None:

@@ -30,6 +30,7 @@ from bodi.escaping import for_terminal
 from bodi.space import DTYPE, SearchSpace, Value
 from bodi.storage import Storage, StudyRecord, TrialRecord, open_storage
 from bodi.storage.urls import mask
+from bodi.storage.urls import parse as parse_storage
 from bodi.trials import (
     History,
     Trial,
@@ -348,6 +349,52 @@ class Study:
         self.refresh()
         return self.trials[stored.number]
 
+    def add_trials_from(self, source: str | Path | Storage, study_name: str | None = None
+                        ) -> list[int]:
+        """Copy the finished trials of another stored study into this one, as trials evaluated
+        outside ``ask``: its complete trials with their values, its failed ones as failures.
+        Each configuration must fit this space (the same parameters; a wider space, with more
+        choices or wider bounds, takes them), and the directions must be the same. A
+        configuration this study already holds is skipped, so copying twice adds nothing.
+        Returns the numbers of the new trials."""
+        store = existing_storage(source, read_only=True)
+        names = store.study_names()
+        name = study_name or (names[0] if len(names) == 1 else self.name)
+        record = store.get_study(name)
+        where = getattr(store, "path", source)
+        if record is None:
+            raise ValueError(f"{where} holds no study {name!r} to start from (studies: "
+                             f"{', '.join(names) or 'none'})")
+        if record.directions != list(self.directions):
+            raise ValueError(f"study {name!r} of {where} has the directions "
+                             f"{record.directions}, this study {list(self.directions)}")
+        wanted = {p.name for p in self.space.parameters}
+        added = []
+        for trial in store.trials(name):
+            if trial.state not in ("complete", "failed"):
+                continue
+            if set(trial.params) != wanted:
+                raise ValueError(f"trial #{trial.number} of study {name!r} in {where} has the "
+                                 f"parameters {sorted(trial.params)}; this space has "
+                                 f"{sorted(wanted)}")
+            try:
+                x = self.space.encode([trial.params])[0]
+            except ValueError as err:
+                raise ValueError(f"trial #{trial.number} of study {name!r} in {where} does "
+                                 f"not fit this space: {err}") from None
+            self.refresh()
+            if _point_key(x) in self._numbers:
+                continue
+            attrs = {**(trial.user_attrs or {}), "copied_from": f"{where} #{trial.number}"}
+            if trial.state == "failed":
+                told = self.tell_failure(trial.params, trial.message or "failed")
+                told = self._save(dataclasses.replace(told, user_attrs=attrs))
+            else:
+                value = trial.values if trial.values is not None else trial.value
+                told = self.tell(trial.params, value, trial.constraints, attrs)
+            added.append(told.number)
+        return added
+
     def retry_failed(self) -> list[int]:
         """Put every failed trial back to be evaluated again (as :meth:`enqueue`); returns
         their numbers. Their messages are kept as the user attribute ``"failed_before"``."""
@@ -479,9 +526,10 @@ def _differences(field: str, stored: Any, given: Any) -> list[str]:
 
 def existing_storage(storage: str | Path | Storage, read_only: bool = False) -> Storage:
     """An existing study file (or a Storage) opened; a missing file is an error."""
-    if isinstance(storage, str | Path) and "://" not in str(storage) and not Path(
-            storage).is_file():
-        raise ValueError(f"no study file at {storage}")
+    if isinstance(storage, str | Path):
+        name = parse_storage(storage)
+        if not name.is_url and not name.path.is_file():
+            raise ValueError(f"no study file at {name.path}")
     return open_storage(storage, read_only=read_only)
 
 

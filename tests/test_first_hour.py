@@ -317,3 +317,33 @@ def test_an_exception_in_the_objective_stops_the_cli_run_with_its_traceback(proj
     bad = subprocess.run([*command, "--catch", "NoSuchError"], cwd=project,
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "--catch NoSuchError: not an exception class" in bad.stderr
+
+
+def test_a_study_starts_from_an_earlier_studys_trials_in_a_wider_space(tmp_path, capsys):
+    old = tmp_path / "old.db"
+    first = bodi.minimize(value, SPACE, budget=6, seed=0, storage=old, **SMALL)
+    wider = SearchSpace([Binary(f"b{i}") for i in range(5)]
+                        + [Categorical("c", ["x", "y", "z", "w"])])
+    result = bodi.minimize(value, wider, budget=9, seed=1, storage=tmp_path / "new.db",
+                           start_from=old, **SMALL)
+    copied = result.history[:6]
+    assert [t.params for t in copied] == [t.params for t in first.history]
+    assert [t.value for t in copied] == [t.value for t in first.history]
+    assert all(t.user_attrs["copied_from"].endswith(f"#{k}") for k, t in enumerate(copied))
+    assert len(result.history) == 9  # the copies count toward the budget
+    again = bodi.load_study(tmp_path / "new.db")
+    assert again.add_trials_from(old) == []  # idempotent
+    narrower = SearchSpace([Binary(f"b{i}") for i in range(5)] + [Categorical("c", ["w", "v"])])
+    with pytest.raises(ValueError, match="does not fit this space"):
+        bodi.minimize(value, narrower, budget=7, storage=tmp_path / "n.db", start_from=old,
+                      **SMALL)
+    # the command line: the same, in one option
+    SPACE.to_json(tmp_path / "space.json")
+    (tmp_path / "objective.py").write_text(
+        "def f(p):\n    return float(sum(p[f'b{i}'] for i in range(5)))\n")
+    assert main(["run", "--objective", f"{tmp_path / 'objective.py'}:f", "--space",
+                 str(tmp_path / "space.json"), "--storage", str(tmp_path / "cli.db"),
+                 "--budget", "8", "--n-init", "4", "--quiet", "--start-from", str(old)]) == 0
+    assert "8 complete" in capsys.readouterr().out
+    assert len([t for t in bodi.load_study(tmp_path / "cli.db").trials
+                if "copied_from" in t.user_attrs]) == 6

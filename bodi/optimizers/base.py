@@ -449,6 +449,13 @@ class Optimizer(ABC):
         """Record that evaluating ``params`` failed (the message is kept with the trial)."""
         return self.study.tell_failure(params, message)
 
+    def add_trials_from(self, source: Any, study_name: str | None = None) -> list[int]:
+        """Start from an earlier study: copy its finished trials (a study file, a URL or a
+        storage; ``study_name``: its only study, or this study's name) into this one, in a
+        space that is the same or wider. Copying twice adds nothing. Returns the numbers of
+        the new trials (see :meth:`bodi.study.Study.add_trials_from`)."""
+        return self.study.add_trials_from(source, study_name)
+
     def add_pending(self, params: Mapping[str, Any]) -> Trial:
         """Record a configuration that is being evaluated elsewhere (e.g. by another worker of
         a host framework): it becomes a pending point of the next suggestions and is never
