@@ -11,7 +11,7 @@ from bodi.storage import InMemoryStorage, SQLiteStorage
 from bodi.study import Study
 from bodi.trials import History, Outcome, Trial
 
-__version__ = "0.10.0"
+__version__ = "0.11.0"
 
 __all__ = [
     "BODi",
