@@ -1,4 +1,8 @@
-"""The ``bodi`` command line."""
+"""The ``bodi`` command line.
+
+torch, BoTorch and the problems are imported by the commands that compute, so that
+``bodi --version`` and the commands that only read a study (``show``, ``studies``) answer at
+once."""
 
 from __future__ import annotations
 
@@ -12,23 +16,36 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import torch
-
 from bodi.directions import DIRECTIONS
 from bodi.extras import MissingExtraError, available, require
-from bodi.initial_design import DESIGNS
-from bodi.minimize import minimize
 from bodi.objective import load_objective
-from bodi.optimizers.registry import split_methods
-from bodi.problems import planted_binary, planted_categorical, planted_mixed
 from bodi.storage.urls import mask
 from bodi.storage.urls import parse as parse_storage
 
+#: the planted problems of ``bodi demo``: kind -> (problem function, its arguments)
 DEMO_PROBLEMS = {
-    "binary": lambda seed: planted_binary(30, seed=seed),
-    "categorical": lambda seed: planted_categorical(15, 4, seed=seed),
-    "mixed": lambda seed: planted_mixed(10, 5, 2, seed=seed),
+    "binary": ("planted_binary", (30,)),
+    "categorical": ("planted_categorical", (15, 4)),
+    "mixed": ("planted_mixed", (10, 5, 2)),
 }
+#: the commands that compute (and so use torch)
+COMPUTING = ("demo", "bench", "run", "modelfit", "export")
+
+
+def _design(text: str) -> str:
+    """``--design``: a kind of initial design (:data:`bodi.initial_design.DESIGNS`)."""
+    from bodi.initial_design import check_design
+
+    try:
+        return check_design(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _split_methods(text: str) -> list[str]:
+    from bodi.optimizers.registry import split_methods
+
+    return split_methods(text)
 
 
 def _positive_float(text: str) -> float:
@@ -52,7 +69,11 @@ def _positive_int(text: str) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    problem = DEMO_PROBLEMS[args.problem](args.problem_seed)
+    import bodi.problems
+    from bodi.optimize import minimize
+
+    function, arguments = DEMO_PROBLEMS[args.problem]
+    problem = getattr(bodi.problems, function)(*arguments, seed=args.problem_seed)
     print(
         f"BODi on {problem.name}: {problem.space.dim} parameters, budget {args.budget}, "
         f"seed {args.seed} (the optimum {problem.optimal_value} is planted at a random point)"
@@ -88,7 +109,7 @@ def _bench(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     store = run_benchmark(
         [p.strip() for p in problems.split(",") if p.strip()],
-        [m.strip() for m in split_methods(args.methods)],
+        [m.strip() for m in _split_methods(args.methods)],
         expand_seeds(args.seeds),
         budget=args.budget, n_init=args.n_init, out=args.out, scheduler=args.scheduler,
         n_workers=args.workers, wcnf=args.wcnf, csv=args.csv, progress=not args.quiet,
@@ -108,7 +129,8 @@ def _bench(args: argparse.Namespace) -> int:
 def _names(text: str | None, methods: bool = False) -> list[str] | None:
     if not text:
         return None
-    return split_methods(text) if methods else [p.strip() for p in text.split(",") if p.strip()]
+    return _split_methods(text) if methods else [p.strip() for p in text.split(",")
+                                                 if p.strip()]
 
 
 def _plot(args: argparse.Namespace) -> int:
@@ -257,6 +279,8 @@ def _minimize_or_objective_traceback(*args, **kwargs):
     import traceback
 
     try:
+        from bodi.optimize import minimize
+
         return minimize(*args, **kwargs)
     except Exception as err:
         if getattr(err, "bodi_trial_number", None) is None:
@@ -307,18 +331,20 @@ def _directions(text: str | None) -> list[str] | None:
 
 
 def _print_front(front: list) -> None:
+    from bodi.stored_studies import objective_values
+
     for trial in front:
-        values = ", ".join(f"{v:.6g}" for v in trial.objective_values)
+        values = ", ".join(f"{v:.6g}" for v in objective_values(trial))
         print(f"  #{trial.number}: ({values})")
 
 
 def _show(args: argparse.Namespace) -> int:
     import json
 
-    from bodi.optimizers.loading import load_study
     from bodi.plots import plot_study
+    from bodi.stored_studies import StoredStudy, trial_as_dict
 
-    optimizer = load_study(args.storage, args.study_name, read_only=True)
+    optimizer = StoredStudy.read(args.storage, args.study_name)  # no torch: read at once
     if args.csv:
         from bodi.export import write_csv
 
@@ -331,7 +357,7 @@ def _show(args: argparse.Namespace) -> int:
         print(f"trials table: {write_csv(optimizer, args.csv)}")
     if args.json:
         print(json.dumps({"study": optimizer.study_name, "direction": optimizer.direction,
-                          "trials": [t.as_dict() for t in optimizer.trials]}, indent=2))
+                          "trials": [trial_as_dict(t) for t in optimizer.trials]}, indent=2))
         return 0
     states = [t.state for t in optimizer.trials]
     print(f"study {optimizer.study_name!r}: {len(states)} trials ({states.count('complete')} "
@@ -352,8 +378,7 @@ def _show(args: argparse.Namespace) -> int:
     if best is None:
         print("no completed trial yet")
     else:
-        number = next(t.number for t in optimizer.trials
-                      if t.state == "complete" and t.params == best[0] and t.value == best[1])
+        number = best[2]
         print(f"best trial #{number}: value {best[1]:.6g}")
         for name, value in best[0].items():
             print(f"  {name} = {value!r}")
@@ -362,7 +387,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _studies(args: argparse.Namespace) -> int:
-    from bodi.study import copy_study, delete_study, study_summaries
+    from bodi.stored_studies import copy_study, delete_study, study_summaries
 
     if args.delete and args.copy:
         raise ValueError("pass --delete or --copy, not both")
@@ -474,7 +499,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--quiet", action="store_true", help="no progress bars")
     bench.add_argument("--device", default=None,
                        help="where the GP methods' models compute: cpu (default) or cuda")
-    bench.add_argument("--design", choices=list(DESIGNS), default="uniform",
+    bench.add_argument("--design", type=_design, default="uniform",
                        help="the shared initial design: uniform (default, shift-invariant) or "
                             "sparsity (the BODi authors')")
     bench.set_defaults(handler=_bench)
@@ -521,7 +546,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="start no evaluation after this many seconds of the run")
     run.add_argument("--n-init", type=_positive_int, default=20,
                      help="size of the initial design (default %(default)s)")
-    run.add_argument("--design", choices=list(DESIGNS), default=None,
+    run.add_argument("--design", type=_design, default=None,
                      help="initial design: uniform (shift-invariant; the default for a new "
                           "study) or sparsity (the BODi authors'); a resumed study keeps its own")
     run.add_argument("--catch", default=None, metavar="EXCEPTIONS",
@@ -683,7 +708,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    torch.set_num_threads(max(1, min(torch.get_num_threads(), 2)))
+    if args.command in COMPUTING:
+        import torch
+
+        torch.set_num_threads(max(1, min(torch.get_num_threads(), 2)))
     previous = signal.getsignal(signal.SIGTERM)
     in_main_thread = threading.current_thread() is threading.main_thread()
     if in_main_thread:

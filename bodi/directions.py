@@ -8,9 +8,11 @@ pick the better of values (:func:`best_of`, :func:`is_better`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
-import torch
-from torch import Tensor
+if TYPE_CHECKING:  # torch is imported where tensors are made, so that reading a study needs none
+    import torch
+    from torch import Tensor
 
 DIRECTIONS = ("minimize", "maximize")
 
@@ -50,9 +52,11 @@ def loss_sign(direction: str) -> float:
     return -sign(direction)
 
 
-def signs(directions: Sequence[str], dtype: torch.dtype = torch.float64) -> Tensor:
-    """``k`` signs, one per objective (see :func:`sign`)."""
-    return torch.tensor([sign(d) for d in directions], dtype=dtype)
+def signs(directions: Sequence[str], dtype: torch.dtype | None = None) -> Tensor:
+    """``k`` signs, one per objective (see :func:`sign`), as a tensor (float64 by default)."""
+    import torch
+
+    return torch.tensor([sign(d) for d in directions], dtype=dtype or torch.float64)
 
 
 def best_of(values: Iterable[float], direction: str) -> float:

@@ -20,16 +20,20 @@ from bodi.storage.urls import mask
 
 if TYPE_CHECKING:
     from bodi.optimizers.base import Optimizer
+    from bodi.stored_studies import StoredStudy
 
 
-def trial_rows(optimizer: Optimizer) -> list[dict[str, Any]]:
-    """Every trial of the study as one flat dict (see the module docstring)."""
-    optimizer.refresh()
+def trial_rows(optimizer: Optimizer | StoredStudy) -> list[dict[str, Any]]:
+    """Every trial of the study (an optimizer's, or a stored one) as one flat dict (see the
+    module docstring)."""
+    if hasattr(optimizer, "refresh"):
+        optimizer.refresh()
     rows = []
     for trial in optimizer.trials:
         row: dict[str, Any] = {"number": trial.number, "state": trial.state}
         if optimizer.is_multi_objective:
-            values = trial.objective_values or [None] * optimizer.n_objectives
+            complete = trial.state == "complete" and trial.values is not None
+            values = list(trial.values) if complete else [None] * optimizer.n_objectives
             row.update({f"values_{i}": v for i, v in enumerate(values)})
         else:
             row["value"] = trial.value
@@ -39,7 +43,7 @@ def trial_rows(optimizer: Optimizer) -> list[dict[str, Any]]:
         row.update({f"params_{name}": value for name, value in trial.params.items()})
         for i, c in enumerate(trial.constraints or []):
             row[f"constraints_{i}"] = c
-        for key, value in trial.user_attrs.items():
+        for key, value in (trial.user_attrs or {}).items():
             row[f"user_attrs_{key}"] = value
         row["message"] = trial.message
         row["suggest_seconds"] = trial.suggest_seconds
@@ -66,7 +70,7 @@ def trials_dataframe(optimizer: Optimizer) -> Any:
     return pandas.DataFrame(rows, columns=_columns(rows))
 
 
-def write_csv(optimizer: Optimizer, path: str | Path | TextIO) -> Path | TextIO:
+def write_csv(optimizer: Optimizer | StoredStudy, path: str | Path | TextIO) -> Path | TextIO:
     """The trials as a CSV file, or into an open text stream (no extra needed); returns
     ``path``."""
     rows = trial_rows(optimizer)

@@ -1,25 +1,38 @@
-"""Convergence plot of a single study, or its Pareto front (``bodi show``)."""
+"""Convergence plot of a single study, or its Pareto front (``bodi show``).
+
+Each function takes a study's optimizer or a :class:`bodi.stored_studies.StoredStudy` (what
+``bodi show`` reads, without torch): both have ``trials`` (with ``number``, ``state``,
+``value``, ``values``), ``direction(s)``, ``is_multi_objective``, ``pareto_front`` and
+``study_name``.
+"""
 
 from __future__ import annotations
 
 import math
 import warnings
 from pathlib import Path
+from typing import Any
 
 from bodi.directions import best_of
-from bodi.optimizers import Optimizer
+from bodi.stored_studies import objective_values as _objective_values
 
 #: values beyond this magnitude are drawn on a symmetric log axis
 HUGE = 1e100
 
 
-def study_title(optimizer: Optimizer) -> str:
+def study_title(study: Any) -> str:
     """``study 'name': k parameters, n trials, <optimizer>`` for a plot's title."""
-    return (f"study {optimizer.study_name!r}: {len(optimizer.space.parameters)} parameters, "
-            f"{len(optimizer.trials)} trials, {type(optimizer).__name__}")
+    parameters = (study.n_parameters if hasattr(study, "n_parameters")
+                  else len(study.space.parameters))
+    optimizer = getattr(study, "optimizer_name", type(study).__name__)
+    return (f"study {study.study_name!r}: {parameters} parameters, {len(study.trials)} trials, "
+            f"{optimizer}")
 
 
-def plot_study(optimizer: Optimizer, path: str | Path, title: str | None = None) -> Path:
+
+
+
+def plot_study(optimizer: Any, path: str | Path, title: str | None = None) -> Path:
     """Each completed value (dots), failed trials (crosses) and the best so far (a staircase:
     it changes only at an improvement), saved to ``path``; with several objectives,
     :func:`plot_pareto_front`."""
@@ -35,7 +48,7 @@ def plot_study(optimizer: Optimizer, path: str | Path, title: str | None = None)
     return Path(path)
 
 
-def convergence_figure(optimizer: Optimizer, title: str | None = None):
+def convergence_figure(optimizer: Any, title: str | None = None):
     """The matplotlib figure of :func:`plot_study` (one objective)."""
     import matplotlib
 
@@ -71,7 +84,7 @@ def convergence_figure(optimizer: Optimizer, title: str | None = None):
     return fig
 
 
-def plot_pareto_front(optimizer: Optimizer, path: str | Path, title: str | None = None,
+def plot_pareto_front(optimizer: Any, path: str | Path, title: str | None = None,
                       objectives: tuple[int, int] = (0, 1)) -> Path:
     """Objective ``objectives[0]`` against ``objectives[1]`` of every completed trial (dots,
     coloured by trial number) and the Pareto front (a staircase through its trials)."""
@@ -82,13 +95,13 @@ def plot_pareto_front(optimizer: Optimizer, path: str | Path, title: str | None 
 
     i, j = objectives
     done = [t for t in optimizer.trials if t.state == "complete"]
-    front = sorted(optimizer.pareto_front, key=lambda t: t.objective_values[i])
+    front = sorted(optimizer.pareto_front, key=lambda t: _objective_values(t)[i])
     fig, ax = plt.subplots(figsize=(6, 4.5))
-    points = ax.scatter([t.objective_values[i] for t in done],
-                        [t.objective_values[j] for t in done],
+    points = ax.scatter([_objective_values(t)[i] for t in done],
+                        [_objective_values(t)[j] for t in done],
                         c=[t.number for t in done], cmap="viridis", s=14, alpha=0.7)
     fig.colorbar(points, ax=ax, label="trial")
-    ax.step([t.objective_values[i] for t in front], [t.objective_values[j] for t in front],
+    ax.step([_objective_values(t)[i] for t in front], [_objective_values(t)[j] for t in front],
             where="post", color="crimson", marker="o", label=f"Pareto front ({len(front)})")
     directions = optimizer.directions
     ax.set_xlabel(f"objective {i} ({directions[i]})")

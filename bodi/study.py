@@ -26,11 +26,10 @@ import torch
 from torch import Tensor
 
 from bodi.diagnostics import logger
-from bodi.escaping import for_terminal
 from bodi.space import DTYPE, SearchSpace, Value
 from bodi.storage import Storage, StudyRecord, TrialRecord, open_storage
 from bodi.storage.urls import mask
-from bodi.storage.urls import parse as parse_storage
+from bodi.stored_studies import check_trial, existing_storage
 from bodi.trials import (
     History,
     Trial,
@@ -164,21 +163,10 @@ class Study:
             self._snapshot = None
 
     def _check(self, record: TrialRecord) -> None:
-        """A stored trial that this study cannot hold (a damaged or edited file) is one
-        ``ValueError`` that names the storage, the study and the trial."""
-        problem = None
-        if record.number > len(self.trials):
-            problem = f"it follows trial #{len(self.trials) - 1}: the numbers have a gap"
-        elif len(record.x) != self.space.dim:
-            problem = f"its encoding has {len(record.x)} numbers, the space {self.space.dim}"
-        elif record.state == "complete" and (
-                record.value is None if len(self.directions) == 1 and not record.values
-                else record.values is None or len(record.values) != len(self.directions)):
-            problem = "it is complete but holds no objective value for each objective"
-        if problem is not None:
-            raise ValueError(f"{getattr(self.storage, 'path', 'the storage')} is damaged: trial "
-                             f"#{record.number} of study {self.name!r}: {problem}; restore it "
-                             "from a copy")
+        """A stored trial that this study cannot hold is one ``ValueError``
+        (:func:`bodi.stored_studies.check_trial`)."""
+        check_trial(record, len(self.trials), self.space.dim, len(self.directions),
+                    f"{getattr(self.storage, 'path', 'the storage')}", self.name)
 
     def history(self) -> History:
         """The trials as they are now (an immutable snapshot; kept until they change)."""
@@ -522,51 +510,3 @@ def _differences(field: str, stored: Any, given: Any) -> list[str]:
                  if old.get(name) != new.get(name)]
         return lines or ["space: the parameters' order or constraints"]
     return [f"{field}: stored {stored!r}, given {given!r}"]
-
-
-def existing_storage(storage: str | Path | Storage, read_only: bool = False) -> Storage:
-    """An existing study file (or a Storage) opened; a missing file is an error."""
-    if isinstance(storage, str | Path):
-        name = parse_storage(storage)
-        if not name.is_url and not name.path.is_file():
-            raise ValueError(f"no study file at {name.path}")
-    return open_storage(storage, read_only=read_only)
-
-
-def study_summaries(storage: str | Path | Storage) -> list[str]:
-    """One line per study of ``storage``: name, optimizer, trials by state, direction."""
-    store = existing_storage(storage, read_only=True)
-    lines = []
-    for name in store.study_names():
-        record = store.get_study(name)
-        states = [t.state for t in store.trials(name)]
-        counts = ", ".join(f"{states.count(s)} {s}" for s in ("complete", "failed", "pending")
-                           if states.count(s)) or "no trials"
-        parameters = record.space.get("parameters")
-        size = (f"{len(parameters)} parameters" if isinstance(parameters, list)
-                else "a damaged space")
-        lines.append(f"{for_terminal(name)}: {for_terminal(record.optimizer)}, {size}, "
-                     f"{len(states)} trials ({counts}), {for_terminal(record.direction)}")
-    return lines
-
-
-def delete_study(storage: str | Path | Storage, study_name: str) -> None:
-    """Remove ``study_name`` and its trials from ``storage``."""
-    existing_storage(storage).delete_study(study_name)
-
-
-def copy_study(source: str | Path | Storage, study_name: str, target: str | Path | Storage,
-               new_name: str | None = None) -> str:
-    """Copy ``study_name`` (its definition and every trial) from ``source`` into ``target``
-    (a new file is created) as ``new_name`` (default: the same name); returns the name."""
-    src = existing_storage(source, read_only=True)
-    record = src.get_study(study_name)
-    if record is None:
-        raise ValueError(f"no study {study_name!r} (studies: "
-                         f"{', '.join(src.study_names()) or 'none'})")
-    dst = open_storage(target)
-    name = new_name or study_name
-    dst.create_study(type(record)(name, record.optimizer, record.space, record.settings,
-                                  record.seed, record.direction))
-    dst.put_trials(name, src.trials(study_name))
-    return name

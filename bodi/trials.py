@@ -106,21 +106,10 @@ class Trial:
             finished=record.finished)
 
     def as_dict(self) -> dict[str, Any]:
-        out = {
-            "number": self.number,
-            "state": self.state,
-            "params": self.params,
-            "value": self.value,
-            "message": self.message,
-            "suggest_seconds": self.suggest_seconds,
-        }
-        if self.values is not None:
-            out["values"] = list(self.values)
-        if self.constraints is not None:
-            out["constraints"] = list(self.constraints)
-        if self.user_attrs:
-            out["user_attrs"] = dict(self.user_attrs)
-        return out
+        """This trial as a JSON-ready dict (:func:`bodi.stored_studies.trial_as_dict`)."""
+        from bodi.stored_studies import trial_as_dict
+
+        return trial_as_dict(self)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import pytest
 
 import bodi
 from bodi.cli import main
-from bodi.minimize import InvalidObjectiveValueError
+from bodi.optimize import InvalidObjectiveValueError
 from bodi.progress import PlainProgress, ProgressBars
 from bodi.space import Binary, Categorical, SearchSpace
 

@@ -78,10 +78,11 @@ LAYERS = [
     ["bodi.constraints", "bodi.space", "bodi.novelty", "bodi.neighbours", "bodi.initial_design",
      "bodi.pareto", "bodi.hed", "bodi.integrations.spaces"],
     ["bodi.models", "bodi.acquisition"],
-    ["bodi.trials", "bodi.storage", "bodi.workers", "bodi.study", "bodi.objective",
+    ["bodi.trials", "bodi.storage", "bodi.stored_studies", "bodi.workers", "bodi.study",
+     "bodi.objective",
      "bodi.progress", "bodi.export"],
     ["bodi.optimizers", "bodi.baselines"],
-    ["bodi.executors", "bodi.minimize", "bodi.problems", "bodi.integrations",
+    ["bodi.executors", "bodi.optimize", "bodi.problems", "bodi.integrations",
      "bodi.experiments", "bodi.plots"],
     ["bodi.cli", "bodi.__main__", "bodi"],
 ]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bodi.minimize import minimize
+from bodi.optimize import minimize
 from bodi.optimizers.registry import make_optimizer, optimizer_class, parse_method
 from bodi.pareto import oriented, running_hypervolume
 from bodi.problems.multi_objective import MultiObjectiveProblem

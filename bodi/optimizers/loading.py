@@ -8,7 +8,7 @@ from bodi.optimizers.base import Optimizer
 from bodi.optimizers.registry import optimizer_class
 from bodi.space import SearchSpace
 from bodi.storage import Storage
-from bodi.study import existing_storage
+from bodi.stored_studies import existing_storage, study_name_in
 
 
 def load_study(
@@ -34,17 +34,8 @@ def load_study(
             front, tables): nothing is written, and ``ask``/``tell`` raise ``ValueError``.
     """
     store = existing_storage(storage, read_only)
-    names = store.study_names()
-    if study_name is None:
-        if len(names) != 1:
-            raise ValueError(
-                f"the storage holds {len(names)} studies ({', '.join(names) or 'none'}); "
-                "pass study_name (bodi show: --study-name)"
-            )
-        study_name = names[0]
+    study_name = study_name_in(store, study_name)
     record = store.get_study(study_name)
-    if record is None:
-        raise ValueError(f"no study {study_name!r} (studies: {', '.join(names) or 'none'})")
     try:
         cls = optimizer_class(record.optimizer)
     except ValueError:

@@ -201,7 +201,14 @@ class SQLiteStorage(SQLStorage):
             raise
         self._db.execute("COMMIT")
 
+    def _being_created(self) -> bool:
+        """Whether a reader finds the file without bodi's tables yet: another process has
+        just created it and is writing them (its first transaction), so it holds no study."""
+        return self.read_only and not self._columns
+
     def get_study(self, name: str) -> StudyRecord | None:
+        if self._being_created():
+            return None
         row = self._db.execute(
             "SELECT name, optimizer, space, settings, seed, direction, created FROM studies "
             "WHERE name = ?", (name,),
@@ -211,6 +218,8 @@ class SQLiteStorage(SQLStorage):
         return self._study_from_row(tuple(row))
 
     def study_names(self) -> list[str]:
+        if self._being_created():
+            return []
         return [r[0] for r in self._db.execute("SELECT name FROM studies ORDER BY name")]
 
     def create_study(self, record: StudyRecord) -> None:

@@ -14,7 +14,7 @@ import pytest
 import bodi
 from bodi.cli import main
 from bodi.space import Binary, Categorical, SearchSpace
-from bodi.study import copy_study
+from bodi.stored_studies import copy_study
 
 SPACE = SearchSpace([Binary(f"b{i}") for i in range(8)] + [Categorical("c", ["x", "y", "z"])])
 SMALL = {"dictionary_size": 8, "num_restarts": 2, "raw_samples": 64, "n_init": 4}
