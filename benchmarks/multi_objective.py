@@ -1,4 +1,4 @@
-"""Two objectives on svm53 (issue 12): test error against feature cost, hypervolume by evaluation.
+"""Two objectives on svm53: test error against feature cost, hypervolume by evaluation.
 
 Usage:
     python benchmarks/multi_objective.py                          # 5 seeds, 100 evaluations
@@ -10,10 +10,11 @@ Every method (BODi with qLogNEHVI and the feature cost as a known objective, Opt
 and multi-objective TPE, random search) runs through one loop
 (:func:`bodi.experiments.multi_objective_runner.run_multi_objective`) with the same seeds,
 budget and shared initial design of 20 points; runs are stored studies in
-``data/multi_objective/studies.db``, so an interrupted run resumes with the same command and a
-later session adds seeds. The table (hypervolume above the reference point (1, 1) at 25, 50 and
-100 evaluations, mean ± standard error, paired test) is printed and the figure written to
-``docs/figures/multi-objective-svm53.png``. As in ``bodi report``, ``A|B`` in ``--methods``
+``OUT/studies.db`` (``--out``, default ``results/multi_objective``), so an interrupted run
+resumes with the same command and a later run adds seeds. The table (hypervolume above the
+reference point (1, 1) at 25, 50 and 100 evaluations, mean ± standard error, paired test) is
+printed and the figure written to ``--figure``; ``--report-only --out data/multi_objective``
+reports the committed studies, read-only. As in ``bodi report``, ``A|B`` in ``--methods``
 shows the studies of label ``B`` as method ``A`` (``"bodi 0.7|bodi[design_in_model=all]"``).
 """
 
@@ -43,9 +44,9 @@ def main() -> None:
     parser.add_argument("--seeds", default="0-4")
     parser.add_argument("--budget", type=int, default=100)
     parser.add_argument("--n-init", type=int, default=20)
-    parser.add_argument("--out", default=str(ROOT / "data" / "multi_objective"))
-    parser.add_argument("--figure", default=str(ROOT / "docs" / "figures" /
-                                                "multi-objective-svm53.png"))
+    parser.add_argument("--out", default=str(ROOT / "results" / "multi_objective"),
+                        help="where the studies go (docs/results.md reports data/multi_objective)")
+    parser.add_argument("--figure", default="multi-objective-svm53.png")
     parser.add_argument("--report-only", action="store_true", help="only the table and figure")
     parser.add_argument("--reference", default="bodi",
                         help="the method the table's paired tests compare the others with")

@@ -1,4 +1,4 @@
-"""The yardstick of issue 13: every method on the shifted problems, one protocol, resumable.
+"""The yardstick: every method on the nine shifted problems, one protocol, resumable.
 
 Usage:
     python benchmarks/yardstick.py                      # everything, in the order below
@@ -11,11 +11,12 @@ shift-invariant initial design of 20 points (``design="uniform"``; Bounce sample
 method profits from an optimum at a special point. The parts run one after another, cheapest
 methods first, one problem after another (its seeds together), each through ``bodi bench``'s
 runner; every finished evaluation is in
-``data/yardstick/results.db`` at once, so an interrupted run resumes with the same command and a
-later session adds seeds. Tables and figures:
+``results/yardstick/results.db`` (``--out``) at once, so an interrupted run resumes with the
+same command and a later run adds seeds; the compact traces are written beside it. Tables and
+figures (docs/results.md has the commands over the committed traces):
 
-    bodi report data/yardstick
-    bodi plot data/yardstick --out docs/figures/yardstick.png
+    bodi report results/yardstick
+    bodi plot results/yardstick --out yardstick.png
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def main() -> None:
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--seeds", default="0-4")
     parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--out", default=str(ROOT / "data" / "yardstick"))
+    parser.add_argument("--out", default=str(ROOT / "results" / "yardstick"))
     args = parser.parse_args()
     problems = [p for p in args.problems.split(",") if p]
     # one worker: one problem at a time, so an interrupted run leaves whole rows; several

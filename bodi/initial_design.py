@@ -10,7 +10,7 @@ Two kinds (:data:`DESIGNS`):
   ones at random positions, so it covers all sparsity levels. It puts many points near
   all-zeros and all-ones: on maxsat60, whose optimum is all-zeros, the best of 20 such points
   is 179.5 +- 2.5 against 92.3 +- 2.7 on maxsat60-shifted (10 seeds); the uniform design gives
-  91.1 +- 3.2 and 91.2 +- 2.6 (``benchmarks/design_bias.py``).
+  91.1 +- 3.2 and 91.2 +- 2.6.
 
 Continuous and integer parameters come from a scrambled Sobol sequence in both kinds. In a
 constrained space (:mod:`bodi.constraints`) infeasible points are repaired onto the linear

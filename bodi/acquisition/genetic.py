@@ -16,7 +16,7 @@ that is neither evaluated nor pending; if it scored none (a nearly exhausted spa
 back on :func:`bodi.acquisition.local_search.local_search`, which walks to the points left.
 Unlike the local search it does not climb to a local maximum of the acquisition function:
 fewer, coarser evaluations, so its choice is less greedy. Inside BODi's trust region it lost
-to the local search on the yardstick (docs/results.md §5, twenty-fifth session).
+to the local search on the yardstick (CHANGELOG.md).
 """
 
 from __future__ import annotations

@@ -258,7 +258,8 @@ class Bounce(Optimizer):
             be reached (100).
         kernel: the kernel of the discrete target coordinates: ``"bounce"`` (Bounce's, a
             Matern-5/2 of their Hamming distance) or ``"hed"`` (that kernel times BODi's HED
-            factor on the target coordinates, a candidate of issue 33; see :func:`_fit_gp`).
+            factor on the target coordinates; it lost its ablation, CHANGELOG.md; see
+            :func:`_fit_gp`).
         dictionary_size: the HED factor's dictionary rows (``kernel="hed"``).
     """
 

@@ -72,7 +72,7 @@ def hypervolume_curves(
 ) -> dict[str, np.ndarray]:
     """``method -> seeds x budget`` hypervolume after each evaluation (failed evaluations add
     nothing; NaN past the end of an unfinished run). Runs not started are left out."""
-    storage = SQLiteStorage(path)
+    storage = SQLiteStorage(path, read_only=True)  # a report never writes
     ref = oriented([problem.ref_point], problem.directions)[0]
     curves: dict[str, np.ndarray] = {}
     try:

@@ -1,6 +1,6 @@
 """BODi (Algorithm 2): :class:`GPOptimizer` with the GP on the Hamming embedding via
 dictionaries, and BODi's defaults (kernel, first-order term, acquisition), each chosen by the
-yardstick (docs/results.md §5)."""
+yardstick (docs/results.md)."""
 
 from __future__ import annotations
 
@@ -42,18 +42,17 @@ from bodi.optimizers.gp_optimizer import DEFAULT_ACQUISITION, WEIGHED_BY_FAILURE
 from bodi.seeding import derive_seed
 from bodi.space import SearchSpace
 
-#: BODi's ``design_in_model`` (since bodi 0.7; docs/results.md §5): the whole initial design
-#: where the trust region at its largest reaches a typical uniform point, else (bodi 0.5's
-#: and 0.6's rule) for each suggestion the model with the whole design or with only a few of
-#: its points, whichever predicts the later trials better (the GP baselines keep ``"all"``)
+#: BODi's ``design_in_model``: the whole initial design where the trust region at its largest
+#: reaches a typical uniform point, else for each suggestion the model with the whole design
+#: or with only a few of its points, whichever predicts the later trials better (the GP
+#: baselines keep ``"all"``)
 BODI_DESIGN_IN_MODEL = "reach"
-#: BODi's default ``first_order`` (since bodi 0.8; ``False`` before) on a space with binary,
-#: integer or continuous parameters: the first-order term where its fit keeps it, the sum's
-#: kernel rescaled where it does not (docs/results.md §5; :func:`default_first_order`)
+#: BODi's default ``first_order`` on a space with binary, integer or continuous parameters:
+#: the first-order term where its fit keeps it, the sum's kernel rescaled where it does not
+#: (:func:`default_first_order`)
 BODI_FIRST_ORDER = "auto-rescale"
-#: BODi's acquisition (since bodi 0.10; ``"logei"`` before) for one objective without outcome
-#: constraints on a space with binary, integer or continuous parameters: the upper confidence
-#: bound (docs/results.md §5; :func:`default_acquisition`)
+#: BODi's acquisition for one objective without outcome constraints on a space with binary,
+#: integer or continuous parameters: the upper confidence bound (:func:`default_acquisition`)
 BODI_ACQUISITION = "ucb"
 
 
@@ -130,13 +129,12 @@ FIRST_ORDER_SHARE = 0.01
 #: consecutive failures after which BODi's box of continuous/integer parameters shrinks
 #: (:class:`TrustRegionSettings`' ``box_failure_tolerance``; TuRBO's rule, not tuned)
 BOX_FAILURE_TOLERANCE = 4
-#: consecutive failures after which BODi's Hamming radius shrinks (since bodi 0.6;
-#: CASMOPOLITAN's 40 kept the region at its initial size for most of a few hundred
-#: evaluations; docs/results.md §5)
+#: consecutive failures after which BODi's Hamming radius shrinks (CASMOPOLITAN's 40 kept the
+#: region at its initial size for most of a few hundred evaluations)
 FAILURE_TOLERANCE = 10
-#: BODi's default model of a space with binary, integer or continuous parameters (bodi 0.2)
+#: BODi's default model of a space with binary, integer or continuous parameters
 PRODUCT_KERNEL = "hed*hamming"
-#: BODi's default model of an all-categorical space (bodi 0.4; docs/results.md §5)
+#: BODi's default model of an all-categorical space
 CATEGORICAL_KERNEL = "hamming"
 
 
@@ -149,28 +147,27 @@ def default_kernel(space: SearchSpace) -> str:
 
 def default_first_order(space: SearchSpace) -> bool | str:
     """BODi's default ``first_order`` for ``space``: ``False`` (no first-order term) when every
-    parameter is categorical with three or more values (:attr:`SearchSpace.is_categorical`,
-    since bodi 0.9: beside the exact Hamming distance alone the term took most of the prior
-    variance and predicted held-out trials worse; docs/results.md §5), else
+    parameter is categorical with three or more values (:attr:`SearchSpace.is_categorical`:
+    beside the exact Hamming distance alone the term took most of the prior variance and
+    predicted held-out trials worse), else
     :data:`BODI_FIRST_ORDER`."""
     return False if space.is_categorical else BODI_FIRST_ORDER
 
 
 def bodi_failed_trials(acquisition: str) -> str:
-    """BODi's default ``failed_trials`` (since bodi 0.8; ``"ignore"`` before): a failed trial
-    is an unknown constraint (``"constraint"``) under the acquisitions that go with it
-    (:data:`~bodi.optimizers.gp_optimizer.WEIGHED_BY_FAILURES`), else ``"ignore"``
-    (docs/results.md §5)."""
+    """BODi's default ``failed_trials``: a failed trial is an unknown constraint
+    (``"constraint"``) under the acquisitions that go with it
+    (:data:`~bodi.optimizers.gp_optimizer.WEIGHED_BY_FAILURES`), else ``"ignore"``."""
     return "constraint" if acquisition in WEIGHED_BY_FAILURES else "ignore"
 
 
 def default_acquisition(space: SearchSpace, n_objectives: int = 1,
                         outcome_constraints: int = 0) -> str:
-    """BODi's default ``acquisition``: :data:`BODI_ACQUISITION` (the upper confidence bound,
-    since bodi 0.10) for one objective without outcome constraints on a space with binary,
-    integer or continuous parameters; ``"logei"`` (the expected improvement, as before) on an
-    all-categorical space (:attr:`SearchSpace.is_categorical`: there the upper confidence
-    bound lost, docs/results.md §5) and wherever only it is defined (several objectives,
+    """BODi's default ``acquisition``: :data:`BODI_ACQUISITION` (the upper confidence bound)
+    for one objective without outcome constraints on a space with binary, integer or
+    continuous parameters; ``"logei"`` (the expected improvement) on an all-categorical space
+    (:attr:`SearchSpace.is_categorical`: there the upper confidence bound lost) and wherever
+    only it is defined (several objectives,
     outcome constraints: :func:`bodi.acquisition.factory.only_logei`)."""
     if space.is_categorical or only_logei(n_objectives, outcome_constraints):
         return DEFAULT_ACQUISITION
@@ -189,31 +186,29 @@ class BODi(GPOptimizer):
     HED kernel on all completed trials, and maximize the acquisition function by local search
     with continuous steps. The first ``n_init`` points come from :func:`initial_design`.
 
-    Defaults differ from the paper in nine measured ways: the dictionary rows are relabelled
-    around the incumbent (``dictionary_reference="incumbent"``), so no fixed point such as
-    all-zeros is special to the model, and the acquisition search is restricted to
-    CASMOPOLITAN's Hamming trust region around the incumbent (``trust_region``; both
-    docs/results.md, Section 4); the HED kernel is multiplied by a Matérn-5/2 of the exact
-    Hamming distance (``kernel="hed*hamming"``, since bodi 0.2; Section 5), except in
-    all-categorical spaces, where the exact Hamming distance alone is the model (since bodi
-    0.4; Section 5); the region's box
-    of continuous/integer parameters shrinks after :data:`BOX_FAILURE_TOLERANCE` failures in
-    a row (:attr:`default_trust_region`, since bodi 0.3; Section 5), which changes nothing
-    in all-discrete spaces; the model is fitted with the whole initial design where the
-    region at its largest reaches a typical uniform point (about 60 binary parameters or
-    fewer; since bodi 0.7) and otherwise, for each suggestion, with the whole design or with
-    only a few of its points, whichever predicts the later trials better (since bodi 0.5;
-    ``design_in_model="reach"``, Section 5); and the region's radius shrinks after
-    :data:`FAILURE_TOLERANCE` failures in a row instead of CASMOPOLITAN's 40 (since bodi
-    0.6; Section 5); and the kernel is fitted together with a first-order term, each
-    variable's own effect, which stays in the model where the fit gives it a share of the
-    prior variance (``first_order="auto-rescale"``, since bodi 0.8; Section 5), except in
-    all-categorical spaces (since bodi 0.9; :func:`default_first_order`); and a failed
-    trial is learned as an unknown constraint, which the expected improvement weighs by the
-    probability of success (``failed_trials="constraint"``, since bodi 0.8; Section 5); and
-    the acquisition is the upper confidence bound instead of the expected improvement for one
-    objective on a space with binary, integer or continuous parameters (``acquisition="ucb"``,
-    since bodi 0.10; :func:`default_acquisition`).
+    The defaults differ from the paper's BoDi, each by measurement (docs/results.md; the
+    changelog gives the release and the numbers that chose it):
+
+    * the dictionary rows are relabelled around the incumbent
+      (``dictionary_reference="incumbent"``), so no fixed point is special to the model, and
+      the acquisition search stays in CASMOPOLITAN's Hamming trust region around the
+      incumbent (``trust_region``), whose radius shrinks after :data:`FAILURE_TOLERANCE`
+      failures in a row and whose box of continuous/integer parameters has its own rule
+      (:data:`BOX_FAILURE_TOLERANCE`; :attr:`default_trust_region`);
+    * the kernel is HED times a Matérn-5/2 of the exact Hamming distance
+      (``kernel="hed*hamming"``), or that distance alone on an all-categorical space
+      (:func:`default_kernel`), fitted together with a first-order term kept where the fit
+      gives it a share of the prior variance (``first_order="auto-rescale"``; none on an
+      all-categorical space, :func:`default_first_order`);
+    * the model sees the whole initial design where the region at its largest reaches a
+      typical uniform point (about 60 binary parameters or fewer), else per suggestion the
+      design or a few of its points, whichever predicts the later trials better
+      (``design_in_model="reach"``);
+    * a failed trial is learned as an unknown constraint (``failed_trials="constraint"``);
+    * the acquisition is the upper confidence bound for one objective on a space with binary,
+      integer or continuous parameters, else the (log) expected improvement
+      (:func:`default_acquisition`).
+
     ``BODi(space, dictionary_reference="none", trust_region=False, kernel="hed",
     design_in_model="all", first_order=False, failed_trials="ignore", acquisition="logei")``
     is the paper's BODi
@@ -244,15 +239,13 @@ class BODi(GPOptimizer):
             ``acquisition_optimizer="botorch"``: :attr:`default_trust_region`, CASMOPOLITAN's
             sizes with ``failure_tolerance=10`` and ``box_failure_tolerance=4``), ``False``, a
             :class:`TrustRegionSettings` or a dict of its fields (set on top of
-            :attr:`default_trust_region`; ``{"failure_tolerance": 40}`` is bodi 0.3-0.5's
-            region, with ``"box_failure_tolerance": None`` too bodi 0.2's); see
-            :class:`GPOptimizer`.
+            :attr:`default_trust_region`; ``{"failure_tolerance": 40}`` is CASMOPOLITAN's
+            rule); see :class:`GPOptimizer`.
         kernel: the model of the binary/categorical parameters: ``None`` (default:
             :func:`default_kernel`, ``"hamming"`` when every parameter is categorical with three
-            or more values, since bodi 0.4, else ``"hed*hamming"``), ``"hed*hamming"`` (the
-            product of the HED kernel with the dictionary above and a Matérn-5/2 of the
-            exact Hamming distance, docs/results.md §5), ``"hed"`` (the HED kernel alone, the
-            paper's model and the default before version 0.2), ``"hamming"`` (the Matérn-5/2
+            or more values, else ``"hed*hamming"``), ``"hed*hamming"`` (the product of the HED
+            kernel with the dictionary above and a Matérn-5/2 of the exact Hamming distance),
+            ``"hed"`` (the HED kernel alone, the paper's model), ``"hamming"`` (the Matérn-5/2
             of the exact Hamming distance with one lengthscale, HED's limit of many random
             rows; the dictionary options are then unused, and a warning names any set),
             ``"hed+hamming"`` (the sum of the two, each with an output scale) or ``"auto"``:
@@ -282,17 +275,16 @@ class BODi(GPOptimizer):
             kernel with the sum's hyperparameters at unit prior variance, not refitted
             (:func:`bodi.models.gp.without_first_order`; one fit per suggestion); ``"auto"``:
             as ``"auto-rescale"``, but the kernel alone refitted (two fits); ``False``: the
-            kernel alone; ``True``: always the sum (docs/results.md §5). ``None`` (default):
-            :func:`default_first_order` of the space, ``"auto-rescale"`` (since bodi 0.8;
-            ``False`` before) except in all-categorical spaces (``False``, since bodi 0.9).
+            kernel alone; ``True``: always the sum. ``None`` (default):
+            :func:`default_first_order` of the space, ``"auto-rescale"`` except in
+            all-categorical spaces (``False``).
         design_in_model: see :class:`GPOptimizer`; BODi's default is
-            :data:`BODI_DESIGN_IN_MODEL` (``"reach"``, since bodi 0.7; ``"auto"`` in bodi 0.5
-            and 0.6, ``"all"`` before).
+            :data:`BODI_DESIGN_IN_MODEL` (``"reach"``).
         failed_trials: see :class:`GPOptimizer`; BODi's default (``None``) is
             :func:`bodi_failed_trials` of the acquisition: ``"constraint"`` with
-            ``"logei"`` (since bodi 0.8) and ``"ucb"``, ``"ignore"`` otherwise.
+            ``"logei"`` and ``"ucb"``, ``"ignore"`` otherwise.
         acquisition: see :class:`GPOptimizer`; BODi's default (``None``) is
-            :func:`default_acquisition`: ``"ucb"`` (since bodi 0.10, with ``ucb_beta=2``)
+            :func:`default_acquisition`: ``"ucb"`` (with ``ucb_beta=2``)
             for one objective without outcome constraints unless every parameter is
             categorical, else ``"logei"``.
 
@@ -370,8 +362,8 @@ class BODi(GPOptimizer):
     settings_define_behaviour: ClassVar[bool] = True
     takes_budget: ClassVar[bool] = True
 
-    #: CASMOPOLITAN's region with the box's own rule (since bodi 0.3) that shrinks after
-    #: :data:`FAILURE_TOLERANCE` failures in a row (since bodi 0.6; docs/results.md §5)
+    #: CASMOPOLITAN's region with the box's own rule that shrinks after
+    #: :data:`FAILURE_TOLERANCE` failures in a row
     default_trust_region: ClassVar[TrustRegionSettings] = TrustRegionSettings(
         failure_tolerance=FAILURE_TOLERANCE, box_failure_tolerance=BOX_FAILURE_TOLERANCE)
 

@@ -164,14 +164,14 @@ class GPOptimizer(ModelBasedOptimizer):
         design_in_model: which of the initial design's completed trials the model is fitted
             on (with every later trial): ``"all"`` (the GP baselines' default), ``"few"`` (the
             design's first :data:`DESIGN_FEW` points and its best, so that random points far
-            from the incumbent do not set the model's length scales and noise), ``"auto"``
-            (bodi 0.5's and 0.6's default): for each suggestion both are fitted and the one
+            from the incumbent do not set the model's length scales and noise), ``"auto"``:
+            for each suggestion both are fitted and the one
             that predicts the trials they share better is used (mean leave-one-out log
             density in the outcomes' units, :func:`bodi.models.gp.leave_one_out_log_densities`);
             the second fit starts from the first's hyperparameters and stops after
             :data:`WARM_FIT_MAXITER` iterations (``"auto-refit"``: a full fit from scratch,
             1.6 times the time per suggestion at d = 60, n = 100; docs/speed.md), or
-            ``"reach"`` (BODi's default since bodi 0.7): ``"all"`` without a trust region or
+            ``"reach"`` (BODi's default): ``"all"`` without a trust region or
             where the region at its largest reaches a typical uniform point from any centre
             (the expected Hamming distance ``sum_i (1 - 1 / C_i)`` at most ``max_radius``,
             30 by default: up to 60 binary parameters;
