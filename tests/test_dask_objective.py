@@ -1,4 +1,4 @@
-"""Dask runs the user's own objective file (issue 34): a real ``dask scheduler`` and two
+"""Dask runs the user's own objective file: a real ``dask scheduler`` and two
 ``dask worker`` processes on loopback, started in a folder from which the objective's modules
 cannot be imported."""
 

@@ -1,4 +1,4 @@
-"""What a new user meets in the first hour (issue 35): each test failed on the code before."""
+"""What a new user meets in the first hour: each test failed on the code before it."""
 
 import math
 import subprocess

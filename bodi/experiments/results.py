@@ -350,7 +350,7 @@ def _check_is_results_database(path: Path) -> None:
     except sqlite3.DatabaseError as err:
         raise ValueError(f"{path} is not a bodi results database ({err}); choose another "
                          "output directory") from None
-    if not {"tasks", "evaluations"} <= tables:
+    if tables and not tables & {"tasks", "evaluations"}:
         raise ValueError(f"{path} is another application's database (tables: "
                          f"{', '.join(sorted(tables)[:5]) or 'none'}); bodi leaves it as it is: "
                          "choose another output directory")

@@ -1,4 +1,4 @@
-"""Studies in PostgreSQL (issue 34): a real server on loopback, no mocks."""
+"""Studies in PostgreSQL: a real server on loopback, no mocks."""
 
 import json
 import os
