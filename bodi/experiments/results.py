@@ -84,7 +84,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (
     problem TEXT NOT NULL, method TEXT NOT NULL, seed INTEGER NOT NULL,
     direction TEXT NOT NULL, optimal_value REAL, budget INTEGER NOT NULL, n_init INTEGER NOT NULL,
-    design TEXT NOT NULL DEFAULT 'uniform',
+    design TEXT NOT NULL DEFAULT 'uniform', provenance TEXT,
     PRIMARY KEY (problem, method, seed)
 );
 CREATE TABLE IF NOT EXISTS evaluations (
@@ -411,6 +411,9 @@ class ResultsStore:
                 with self._db:
                     self._db.execute("ALTER TABLE tasks ADD COLUMN design TEXT NOT NULL "
                                      "DEFAULT 'sparsity'")
+            if "provenance" not in columns:  # written before runs recorded what made them
+                with self._db:
+                    self._db.execute("ALTER TABLE tasks ADD COLUMN provenance TEXT")
             _relabel_older_runs(self._db)
         except sqlite3.DatabaseError as err:
             raise ValueError(f"{self.path} is not a bodi results database: {err}") from err
@@ -420,26 +423,35 @@ class ResultsStore:
 
     def register(self, problem: str, method: str, seed: int, direction: str,
                  optimal_value: float | None, budget: int, n_init: int,
-                 design: str = "uniform") -> None:
+                 design: str = "uniform", made_by: dict[str, Any] | None = None) -> None:
         """Record a task (the latest budget wins, so a run can be extended). A task already
         recorded with another initial design (size or kind) is an error: its evaluations
-        would not continue the same run."""
+        would not continue the same run. ``made_by`` (bodi's version, the git commit, the
+        method's resolved settings: :func:`bodi.experiments.runner.made_by`) is appended to
+        the task's ``provenance``, a JSON list with one entry for each distinct code that
+        ran it (a run resumed by another release has two)."""
         known = self._db.execute(
-            "SELECT n_init, design FROM tasks WHERE problem = ? AND method = ? AND seed = ?",
+            "SELECT n_init, design, provenance FROM tasks "
+            "WHERE problem = ? AND method = ? AND seed = ?",
             (problem, method, seed),
         ).fetchone()
-        if known is not None and tuple(known) != (n_init, design):
+        if known is not None and tuple(known[:2]) != (n_init, design):
             raise ValueError(
                 f"{self.path} holds {problem} {method} seed {seed} with an initial design of "
                 f"{known[0]} {known[1]} points; this run asks for {n_init} {design} points "
                 "(use another output directory, or the same --n-init and --design)"
             )
+        provenance = json.loads(known[2]) if known is not None and known[2] else []
+        if made_by is not None and (not provenance or provenance[-1] != made_by):
+            provenance.append(made_by)
         with self._db:
             self._db.execute(
                 "INSERT INTO tasks (problem, method, seed, direction, optimal_value, budget, "
-                "n_init, design) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
-                "budget = excluded.budget, optimal_value = excluded.optimal_value",
-                (problem, method, seed, direction, optimal_value, budget, n_init, design),
+                "n_init, design, provenance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT DO UPDATE SET budget = excluded.budget, "
+                "optimal_value = excluded.optimal_value, provenance = excluded.provenance",
+                (problem, method, seed, direction, optimal_value, budget, n_init, design,
+                 json.dumps(provenance) if provenance else None),
             )
 
     def _label(self, problem: str, stored: str) -> str:

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
 import warnings
 from collections import deque
 from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -165,31 +166,60 @@ def run_benchmark(
     if budget < 1 or n_init < 1 or n_init > budget:
         raise ValueError(f"need 1 <= n_init <= budget, got n_init={n_init}, budget={budget}")
     tasks = []
+    provenance = {}
     for name in problems:  # fail early, in the driver, on unknown names and missing files
         problem = _problem(name, wcnf, csv)
         for method in methods:
-            make_optimizer(method, problem.space, seed=0, direction=problem.direction,
-                           n_init=n_init, device=device, budget=budget, design=design)
+            optimizer = make_optimizer(method, problem.space, seed=0,
+                                       direction=problem.direction, n_init=n_init,
+                                       device=device, budget=budget, design=design)
+            provenance[name, method] = made_by(optimizer)
             tasks += [Task(name, method, int(s), budget, n_init, wcnf, csv, device, design)
                       for s in seeds]
     store = ResultsStore(out)
     try:
-        _run_tasks(store, tasks, budget=budget, wcnf=wcnf, csv=csv, scheduler=scheduler,
-                   n_workers=n_workers, progress=progress)
+        _run_tasks(store, tasks, provenance, budget=budget, wcnf=wcnf, csv=csv,
+                   scheduler=scheduler, n_workers=n_workers, progress=progress)
     finally:
         write_traces(out)
     return store
 
 
-def _run_tasks(store: ResultsStore, tasks: list[Task], *, budget: int, wcnf: str | None,
-               csv: str | None, scheduler: str | None, n_workers: int | None,
-               progress: bool) -> None:
-    """Register ``tasks`` in ``store`` and run those with budget left, storing each
-    evaluation as it completes."""
+def made_by(optimizer: Any) -> dict[str, Any]:
+    """What makes a run: bodi's version, the git commit of its source tree (``None`` outside
+    a git checkout; ``-dirty`` with uncommitted changes) and the optimizer's class and
+    resolved settings."""
+    import bodi
+
+    return {"version": bodi.__version__, "commit": source_commit(),
+            "optimizer": type(optimizer).__name__, "settings": optimizer.settings()}
+
+
+@cache
+def source_commit() -> str | None:
+    """``git describe --always --dirty`` of the tree bodi is imported from, if it is one."""
+    try:
+        done = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=40"],
+                              cwd=Path(__file__).resolve().parent, capture_output=True,
+                              text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout.strip() or None
+
+
+def _run_tasks(store: ResultsStore, tasks: list[Task],
+               provenance: dict[tuple[str, str], dict[str, Any]], *, budget: int,
+               wcnf: str | None, csv: str | None, scheduler: str | None,
+               n_workers: int | None, progress: bool) -> None:
+    """Register ``tasks`` in ``store`` (with what makes each run) and run those with budget
+    left, storing each evaluation as it completes."""
     for task in tasks:
         problem = _problem(task.problem, wcnf, csv)
         store.register(task.problem, task.method, task.seed, problem.direction,
-                       problem.optimal_value, budget, task.n_init, task.design)
+                       problem.optimal_value, budget, task.n_init, task.design,
+                       made_by=provenance[task.problem, task.method])
     histories = {t: store.history(t.problem, t.method, t.seed) for t in tasks}
     todo = [t for t in tasks if len(histories[t]) < budget]
     if not todo:

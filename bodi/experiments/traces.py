@@ -6,7 +6,9 @@ initial design, and per evaluation its best value so far, its state and the seco
 suggestion took. :func:`write_traces` writes exactly that beside the database, as two files
 that are small enough to keep in a repository:
 
-- ``tasks.csv``: ``problem, method, seed, direction, optimal_value, budget, n_init, design``;
+- ``tasks.csv``: ``problem, method, seed, direction, optimal_value, budget, n_init, design,
+  provenance`` (the JSON list of what made the run: bodi's version, the git commit, the
+  resolved settings; empty for runs stored before it was recorded);
 - ``traces.csv.gz``: ``problem, method, seed, number, best, state, suggest_seconds``, one row
   per evaluation in order (``best`` empty while no evaluation has succeeded, in its shortest
   exact form, so that the final values and ranks of a report from the traces are those from
@@ -32,7 +34,9 @@ from bodi.experiments.results import DB_NAME, ResultsStore
 TASKS_NAME = "tasks.csv"
 TRACES_NAME = "traces.csv.gz"
 TASK_COLUMNS = ("problem", "method", "seed", "direction", "optimal_value", "budget", "n_init",
-                "design")
+                "design", "provenance")
+#: traces written before runs recorded their provenance lack that column
+OLDER_TASK_COLUMNS = TASK_COLUMNS[:-1]
 TRACE_COLUMNS = ("problem", "method", "seed", "number", "best", "state", "suggest_seconds")
 
 Runs = dict[tuple[str, str, int], list[dict[str, Any]]]
@@ -58,7 +62,7 @@ def write_traces(out: str | Path) -> tuple[Path, Path]:
     tasks_text = io.StringIO()
     writer = csv.writer(tasks_text, lineterminator="\n")
     writer.writerow(TASK_COLUMNS)
-    writer.writerows([_text(task[c]) for c in TASK_COLUMNS] for task in tasks)
+    writer.writerows([_text(task.get(c)) for c in TASK_COLUMNS] for task in tasks)
     traces_text = io.StringIO()
     writer = csv.writer(traces_text, lineterminator="\n")
     writer.writerow(TRACE_COLUMNS)
@@ -87,11 +91,11 @@ class TraceTable:
                 self._rows = list(csv.DictReader(handle))
         except (OSError, csv.Error, UnicodeDecodeError) as err:
             raise ValueError(f"{self.out}: unreadable benchmark traces ({err})") from err
-        for name, rows, columns in ((TASKS_NAME, self._tasks, TASK_COLUMNS),
-                                    (TRACES_NAME, self._rows, TRACE_COLUMNS)):
-            if rows and set(rows[0]) != set(columns):
+        for name, rows, allowed in ((TASKS_NAME, self._tasks, (TASK_COLUMNS, OLDER_TASK_COLUMNS)),
+                                    (TRACES_NAME, self._rows, (TRACE_COLUMNS,))):
+            if rows and set(rows[0]) not in [set(columns) for columns in allowed]:
                 raise ValueError(f"{self.out / name} has the columns {sorted(rows[0])}, "
-                                 f"expected {list(columns)}")
+                                 f"expected {list(allowed[0])}")
 
     def close(self) -> None:
         """Nothing to release (the files are read at once); here for :class:`ResultsStore`'s
@@ -100,7 +104,8 @@ class TraceTable:
     def tasks(self) -> list[dict[str, Any]]:
         return [{**task, "seed": int(task["seed"]),
                  "optimal_value": _float_or_none(task["optimal_value"]),
-                 "budget": int(task["budget"]), "n_init": int(task["n_init"])}
+                 "budget": int(task["budget"]), "n_init": int(task["n_init"]),
+                 "provenance": task.get("provenance") or None}
                 for task in self._tasks]
 
     def curves(self) -> Runs:

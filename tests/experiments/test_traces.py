@@ -80,3 +80,39 @@ def test_bench_leaves_another_applications_results_db_as_it_is(tmp_path):
                       n_workers=1, progress=False)
     assert foreign.read_bytes() == before
     assert not (tmp_path / "results.db-wal").exists()
+
+
+def test_every_run_records_the_version_commit_and_settings_that_made_it(results_dir):
+    import json
+
+    import bodi
+    from bodi.experiments.results import ResultsStore
+
+    store = ResultsStore(results_dir, read_only=True)
+    tasks = store.tasks()
+    store.close()
+    for task in tasks:
+        (made_by,) = json.loads(task["provenance"])
+        assert made_by["version"] == bodi.__version__
+        assert made_by["commit"] is None or len(made_by["commit"].split("-")[0]) == 40
+        assert made_by["optimizer"] in ("RandomSearch", "SimulatedAnnealing")
+        assert isinstance(made_by["settings"], dict)
+    from_traces = {(t["problem"], t["method"], t["seed"]): t["provenance"]
+                   for t in TraceTable(results_dir).tasks()}
+    assert from_traces == {(t["problem"], t["method"], t["seed"]): t["provenance"]
+                           for t in tasks}
+
+
+def test_a_run_resumed_by_other_code_keeps_both_records(tmp_path):
+    import json
+
+    from bodi.experiments.results import ResultsStore
+
+    store = ResultsStore(tmp_path)
+    first = {"version": "0.10.0", "commit": "a" * 40, "optimizer": "BODi", "settings": {}}
+    second = {**first, "version": "0.11.0"}
+    for made_by in (first, first, second):
+        store.register("p", "bodi", 0, "minimize", None, 10, 2, made_by=made_by)
+    (task,) = store.tasks()
+    store.close()
+    assert json.loads(task["provenance"]) == [first, second]
