@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.11.0"
+from bodi.version import __version__ as __version__
 
 #: public name -> the module that defines it
 _HOMES = {

@@ -8,7 +8,8 @@ rest is imported lazily, where it is used:
 - ``dask``: distributed, for Dask executors and ``bodi run --scheduler``;
 - ``baselines``: smac, ConfigSpace, optuna, nevergrad and pymoo, for the SMAC, TPE, NGOpt
   and GA baselines;
-- ``bench``: all of the above, for ``bodi bench``, ``bodi report`` and ``bodi modelfit``;
+- ``bench``: all of the above, for ``bodi bench``, ``bodi report`` and ``bodi modelfit``,
+  and ViennaRNA (``RNA``) for the RNA inverse-folding problems;
 - ``optuna``: optuna, for :mod:`bodi.integrations.optuna`;
 - ``ax``: ax-platform, for :mod:`bodi.integrations.ax`;
 - ``pandas``: pandas, for ``trials_dataframe()``;
@@ -34,6 +35,7 @@ EXTRA_OF = {
     "ax": "ax",
     "pandas": "pandas",
     "psycopg": "postgres",
+    "RNA": "bench",
 }
 
 

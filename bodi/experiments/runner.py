@@ -38,6 +38,7 @@ from bodi.optimizers.registry import make_optimizer, optimizer_class, parse_meth
 from bodi.problems import Problem, get_problem
 from bodi.progress import ProgressBars
 from bodi.trials import History
+from bodi.version import __version__
 
 
 @dataclass(frozen=True)
@@ -189,9 +190,7 @@ def made_by(optimizer: Any) -> dict[str, Any]:
     """What makes a run: bodi's version, the git commit of its source tree (``None`` outside
     a git checkout; ``-dirty`` with uncommitted changes) and the optimizer's class and
     resolved settings."""
-    import bodi
-
-    return {"version": bodi.__version__, "commit": source_commit(),
+    return {"version": __version__, "commit": source_commit(),
             "optimizer": type(optimizer).__name__, "settings": optimizer.settings()}
 
 

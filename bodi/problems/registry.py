@@ -6,7 +6,9 @@ multiple of 6, e.g. ``maxsat-frb126``), ``pest`` and ``pest<N>`` (``N`` stages, 
 ``pest50``), ``ackley53``, ``svm53`` (optional ``csv=``),
 ``planted-binary<N>``, ``ackley<N>`` (``N - 3`` binary and 3 continuous parameters, e.g.
 ``ackley103``), ``ackley-categorical<N>`` (``N`` categorical parameters with 11 values,
-e.g. ``ackley-categorical20``), and any of these followed by ``-shifted``; then optionally by
+e.g. ``ackley-categorical20``), ``rna<N>`` and ``rna<N>-i<S>`` (RNA inverse folding of ``N``
+bases, target seed ``S``; :mod:`bodi.problems.rna`), and any of these followed by
+``-shifted``; then optionally by
 ``-atmost<K>`` (at most ``K`` binary parameters on, e.g. ``svm53-atmost10``;
 :mod:`bodi.problems.constrained`).
 """
@@ -35,7 +37,7 @@ PROBLEMS: tuple[str, ...] = (
 #: Families with a size ``N``.
 PATTERNS: tuple[str, ...] = (
     "labs<N>", "maxsat-random<N>", "maxsat-frb<N>", "planted-binary<N>", "ackley<N>", "pest<N>",
-    "ackley-categorical<N>",
+    "ackley-categorical<N>", "rna<N>", "rna<N>-i<S>",
 )
 
 _FAMILIES: dict[str, tuple[int, Callable[[int], Problem]]] = {
@@ -93,6 +95,11 @@ def _base_problem(base: str, name: str, wcnf, csv) -> Problem:
         return pest()
     if base == "svm53":
         return svm53(csv)
+    rna = re.fullmatch(r"rna(\d+)(?:-i(\d+))?", base)
+    if rna:
+        from bodi.problems.rna import rna_folding
+
+        return rna_folding(int(rna.group(1)), int(rna.group(2) or 0))
     match = re.fullmatch(rf"({_FAMILY_NAMES})(\d+)", base)
     if match:
         family, size = match.group(1), int(match.group(2))
