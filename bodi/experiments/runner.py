@@ -84,8 +84,13 @@ def run_step(task: Task, history: Sequence[Evaluation]) -> list[Evaluation]:
     problem = _problem(task.problem, task.wcnf, task.csv)
     space = problem.space
     method = optimizer_class(parse_method(task.method)[0])
-    if len(history) < task.n_init and not method.brings_own_design:
-        design = initial_design(space, task.n_init, task.seed, task.design)[len(history) :]
+    start = [problem.initial_params] if problem.initial_params is not None else []
+    if len(history) < len(start):  # the known working configuration, told first
+        values, seconds = _evaluate(problem, start)
+        return [Evaluation(start[0], values[0], 0.0, seconds)]
+    if len(history) < len(start) + task.n_init and not method.brings_own_design:
+        design = initial_design(space, task.n_init, task.seed,
+                                task.design)[len(history) - len(start) :]
         configs = space.decode(design)
         values, seconds = _evaluate(problem, configs)
         return [Evaluation(c, v, 0.0, seconds) for c, v in zip(configs, values, strict=True)]

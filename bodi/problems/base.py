@@ -23,6 +23,9 @@ class Problem:
         direction: ``"minimize"`` or ``"maximize"``.
         optimal_value: the known optimum, if any.
         optimal_params: a configuration reaching it, if known.
+        initial_params: a known working configuration that a user would start from (e.g. a
+            feasible sequence where most are infeasible); the benchmark runner evaluates it
+            first in every run, before the initial design.
     """
 
     name: str
@@ -31,6 +34,7 @@ class Problem:
     direction: str = "minimize"
     optimal_value: float | None = None
     optimal_params: dict[str, Any] | None = None
+    initial_params: dict[str, Any] | None = None
 
     def __call__(self, params: dict[str, Any]) -> float:
         """Evaluate one configuration given as a dict of parameter values."""

@@ -8,7 +8,9 @@ multiple of 6, e.g. ``maxsat-frb126``), ``pest`` and ``pest<N>`` (``N`` stages, 
 ``ackley103``), ``ackley-categorical<N>`` (``N`` categorical parameters with 11 values,
 e.g. ``ackley-categorical20``), ``rna<N>`` and ``rna<N>-i<S>`` (RNA inverse folding of ``N``
 bases, target seed ``S``; :mod:`bodi.problems.rna`), and any of these followed by
-``-shifted``; then optionally by
+``-shifted``; ``ehrlich<L>`` and ``ehrlich<L>-i<S>`` (Ehrlich functions of length ``L``,
+20 states, 2 motifs of 4, instance seed ``S``; :mod:`bodi.problems.ehrlich`); then
+optionally by
 ``-atmost<K>`` (at most ``K`` binary parameters on, e.g. ``svm53-atmost10``;
 :mod:`bodi.problems.constrained`).
 """
@@ -37,7 +39,7 @@ PROBLEMS: tuple[str, ...] = (
 #: Families with a size ``N``.
 PATTERNS: tuple[str, ...] = (
     "labs<N>", "maxsat-random<N>", "maxsat-frb<N>", "planted-binary<N>", "ackley<N>", "pest<N>",
-    "ackley-categorical<N>", "rna<N>", "rna<N>-i<S>",
+    "ackley-categorical<N>", "rna<N>", "rna<N>-i<S>", "ehrlich<L>", "ehrlich<L>-i<S>",
 )
 
 _FAMILIES: dict[str, tuple[int, Callable[[int], Problem]]] = {
@@ -95,6 +97,11 @@ def _base_problem(base: str, name: str, wcnf, csv) -> Problem:
         return pest()
     if base == "svm53":
         return svm53(csv)
+    sequence = re.fullmatch(r"ehrlich(\d+)(?:-i(\d+))?", base)
+    if sequence:
+        from bodi.problems.ehrlich import ehrlich
+
+        return ehrlich(int(sequence.group(1)), instance_seed=int(sequence.group(2) or 0))
     rna = re.fullmatch(r"rna(\d+)(?:-i(\d+))?", base)
     if rna:
         from bodi.problems.rna import rna_folding

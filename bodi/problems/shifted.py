@@ -74,11 +74,12 @@ def shifted(problem: Problem, seed: int = DEFAULT_SHIFT_SEED) -> Problem:
     def evaluate(Z: Tensor) -> Tensor:
         return original(shift.invert(Z))
 
-    optimal_params = None
-    if problem.optimal_params is not None:
-        x = problem.space.encode(problem.optimal_params)
-        optimal_params = problem.space.decode(shift.apply(x))[0]
+    def moved(params: dict | None) -> dict | None:  # a configuration, where the shift puts it
+        if params is None:
+            return None
+        return problem.space.decode(shift.apply(problem.space.encode(params)))[0]
+
     return Problem(
         problem.name + SUFFIX, problem.space, evaluate, problem.direction,
-        problem.optimal_value, optimal_params,
+        problem.optimal_value, moved(problem.optimal_params), moved(problem.initial_params),
     )
