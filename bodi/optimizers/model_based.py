@@ -1,7 +1,8 @@
 """The loop shared by the model-based optimizers (the GP loop, SMAC, TPE).
 
-Each of them proposes the shared initial design first, draws uniform points while too few
-values are known to model, and otherwise asks its model (:meth:`ModelBasedOptimizer._model_points`).
+Each of them proposes the shared initial design first, then, while too few values are known to
+model, new configurations next to the best completed one (uniform ones while none has
+completed), and otherwise asks its model (:meth:`ModelBasedOptimizer._model_points`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from torch import Tensor
 
 from bodi.checks import check_integer
 from bodi.initial_design import check_design, initial_design
+from bodi.neighbours import nearby_new_point
+from bodi.novelty import row_keys
 from bodi.optimizers.base import Optimizer
 from bodi.optimizers.random_search import sample_new_points
 from bodi.space import SearchSpace
@@ -25,9 +28,12 @@ class ModelBasedOptimizer(Optimizer):
     """An optimizer that starts from the shared initial design and then asks a model.
 
     ``_suggest(n)`` returns the unused points of the ``n_init`` design
-    (:func:`bodi.initial_design.initial_design`) first; the rest of the ``n`` points are uniform
-    samples never proposed before while fewer than :attr:`min_completed` trials are complete,
-    and otherwise come from :meth:`_model_points`.
+    (:func:`bodi.initial_design.initial_design`) first; while fewer than :attr:`min_completed`
+    trials are complete, the rest of the ``n`` points are new configurations one parameter
+    away from the best completed trial (:func:`bodi.neighbours.nearby_new_point`: where most
+    configurations fail, as with a known working start among failed design points, its
+    neighbours succeed far more often than uniform points), or uniform samples never proposed
+    before while none has completed; otherwise they come from :meth:`_model_points`.
 
     Args:
         space, seed, direction, storage, study_name, on_pending, max_attempts,
@@ -80,9 +86,25 @@ class ModelBasedOptimizer(Optimizer):
         if rest == 0:
             return design
         taken = torch.cat([self.history.X, design])
-        if len(self._rows("complete")) < self.min_completed:  # nothing to model yet
+        completed = len(self._rows("complete"))
+        if completed == 0:  # nothing known yet
             return torch.cat([design, sample_new_points(self.space, rest, taken)])
+        if completed < self.min_completed:  # too few to model: search next to the best
+            return torch.cat([design, self._next_to_best(rest, taken)])
         return torch.cat([design, self._model_points(rest, design, taken)])
+
+    def _next_to_best(self, n: int, taken: Tensor) -> Tensor:
+        """``n`` new configurations, each one parameter away from the best completed trial
+        (in random order; other new configurations once its neighbours are all taken)."""
+        best = self.X_completed[self.Y_completed.sum(-1).argmax()]
+        generator = torch.Generator().manual_seed(int(torch.randint(2**62, (1,))))
+        seen = set(row_keys(self.space, taken).tolist())
+        points = []
+        for _ in range(n):
+            point = nearby_new_point(self.space, best, seen, generator)
+            seen.add(int(row_keys(self.space, point.unsqueeze(0))[0]))
+            points.append(point)
+        return torch.stack(points)
 
     @abstractmethod
     def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
