@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from bodi.escaping import csv_cell
 from bodi.extras import require
-from bodi.storage.urls import mask
+from bodi.storage.urls import is_url, mask
 
 if TYPE_CHECKING:
     from bodi.optimizers.base import Optimizer
@@ -108,7 +108,7 @@ def export_to_optuna(optimizer: Optimizer, storage: str | Path, study_name: str 
 
     distributions = make_distributions(optimizer.space)
     name = study_name or optimizer.study_name
-    url = str(storage) if "://" in str(storage) else f"sqlite:///{storage}"
+    url = str(storage) if is_url(storage) else f"sqlite:///{storage}"
     if name in optuna.get_all_study_names(storage=url):
         if not replace:
             raise ValueError(f"{mask(url)} already holds an Optuna study {name!r}; replace it "

@@ -42,7 +42,8 @@ class StorageName:
 
 
 def is_url(name: object) -> bool:
-    """Whether ``name`` is written as a URL (``scheme://...``)."""
+    """Whether ``name`` is written as a URL (``scheme://...``), bodi's or another library's
+    (an Optuna RDB storage)."""
     return isinstance(name, str) and "://" in name
 
 

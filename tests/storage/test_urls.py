@@ -47,3 +47,11 @@ def test_every_form_of_a_password_is_masked(text):
     assert "s3cret" not in masked and "***" in masked
     plain = "postgresql://bodi@host/db and study.db"
     assert mask(plain) == plain
+
+
+def test_storage_names_are_parsed_in_one_place():
+    """No module but bodi/storage/urls.py looks for ``"://"`` itself."""
+    root = Path(__file__).resolve().parents[2] / "bodi"
+    parsing = [str(p.relative_to(root)) for p in root.rglob("*.py")
+               if '"://"' in p.read_text() or "'://'" in p.read_text()]
+    assert parsing == ["storage/urls.py"]
