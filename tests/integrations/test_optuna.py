@@ -362,13 +362,18 @@ def test_two_processes_share_one_sqlite_study(tmp_path):
     assert len(_bodi_trials(study)) >= 4
 
 
-def test_a_proposal_stored_meanwhile_by_another_process_is_not_repeated(monkeypatch):
-    calls = []
+def _study_and_another_process():
+    """A study of three complete trials, seed 3, and a running trial of "another process"."""
     study = optuna.create_study(sampler=BODiSampler(seed=3, n_startup_trials=3, **SMALL))
     for k in range(3):
         study.add_trial(create_trial(params={"b": False, "k": k}, distributions=SPACE,
                                      value=float(k)))
-    other = study.ask()  # "another process": running, nothing suggested yet
+    return study, study.ask()
+
+
+def test_a_proposal_stored_meanwhile_by_another_process_is_not_repeated(monkeypatch):
+    calls = []
+    study, other = _study_and_another_process()  # other: running, nothing suggested yet
 
     def fake_propose(codecs, **kwargs):
         calls.append(kwargs)
@@ -388,11 +393,7 @@ def test_a_proposal_stored_meanwhile_by_another_process_is_not_repeated(monkeypa
 
 def test_after_three_colliding_proposals_an_untaken_random_one_is_kept(monkeypatch):
     calls = []
-    study = optuna.create_study(sampler=BODiSampler(seed=3, n_startup_trials=3, **SMALL))
-    for k in range(3):
-        study.add_trial(create_trial(params={"b": False, "k": k}, distributions=SPACE,
-                                     value=float(k)))
-    other = study.ask()
+    study, other = _study_and_another_process()
     bodi_optuna._store_proposal(study, study.trials[other.number], {"b": True, "k": 4}, "bodi")
 
     def fake_propose(codecs, **kwargs):  # the model insists on the taken configuration
