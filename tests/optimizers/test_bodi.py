@@ -237,9 +237,9 @@ def test_the_hamming_kernels_solve_a_planted_problem_and_are_recorded(kernel, ma
     from bodi.hed.kernel import HammingDistanceKernel, HammingEmbeddingKernel
 
     problem = make_problem()
-    opt = bodi.BODi(problem.space, seed=0, n_init=8, kernel=kernel, num_restarts=4,
-                    raw_samples=256, dictionary_size=32, storage=tmp_path / "study.db")
-    drive(opt, problem, 30)
+    opt = bodi.BODi(problem.space, seed=0, n_init=8, kernel=kernel, num_restarts=2,
+                    raw_samples=128, dictionary_size=32, storage=tmp_path / "study.db")
+    drive(opt, problem, 24)
     kinds = {type(k) for k in opt.model.covar_module.modules()}
     assert HammingDistanceKernel in kinds
     assert (HammingEmbeddingKernel in kinds) == kernel.startswith("hed")
