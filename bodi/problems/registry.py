@@ -8,15 +8,17 @@ multiple of 6, e.g. ``maxsat-frb126``), ``pest`` and ``pest<N>`` (``N`` stages, 
 ``ackley103``), ``ackley-categorical<N>`` (``N`` categorical parameters with 11 values,
 e.g. ``ackley-categorical20``), ``rna<N>`` and ``rna<N>-i<S>`` (RNA inverse folding of ``N``
 bases, target seed ``S``; :mod:`bodi.problems.rna`), and any of these followed by
-``-shifted``; ``ehrlich<L>`` and ``ehrlich<L>-i<S>`` (Ehrlich functions of length ``L``,
-20 states, 2 motifs of 4, instance seed ``S``; :mod:`bodi.problems.ehrlich`); then
-optionally by
+``-shifted``, which may carry an instance seed, ``-shifted-i<S>`` (the shift drawn with seed
+``S``; ``-shifted`` is ``-shifted-i0``), so that every family has as many instances as
+seeds; ``ehrlich<L>`` and ``ehrlich<L>-i<S>`` (Ehrlich functions of length ``L``, 20 states,
+2 motifs of 4, instance seed ``S``; :mod:`bodi.problems.ehrlich`); then optionally by
 ``-atmost<K>`` (at most ``K`` binary parameters on, e.g. ``svm53-atmost10``;
 :mod:`bodi.problems.constrained`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -83,11 +85,19 @@ def get_problem(
     if limit:
         inner = get_problem(limit.group(1), wcnf=wcnf, csv=csv, shift_seed=shift_seed)
         return at_most(inner, int(limit.group(2)))
+    instance = re.fullmatch(rf"(.+){SUFFIX}-i(\d+)", base)
+    if instance:  # a shift of its own: another instance of the family
+        base, shift_seed = instance.group(1) + SUFFIX, int(instance.group(2))
     is_shifted = base.endswith(SUFFIX)
     if is_shifted:
         base = base[: -len(SUFFIX)]
     problem = _base_problem(base, name, wcnf, csv)
-    return shifted(problem, shift_seed) if is_shifted else problem
+    if not is_shifted:
+        return problem
+    moved = shifted(problem, shift_seed)
+    if shift_seed == DEFAULT_SHIFT_SEED:
+        return moved
+    return dataclasses.replace(moved, name=f"{moved.name}-i{shift_seed}")
 
 
 def _base_problem(base: str, name: str, wcnf, csv) -> Problem:

@@ -610,3 +610,17 @@ def test_at_most_k_variant_constrains_the_space_and_keeps_the_objective():
         get_problem("labs20-atmost20")
     with pytest.raises(ValueError, match="no binary parameter"):
         get_problem("pest-atmost3")
+
+
+def test_a_shifted_family_has_an_instance_per_seed():
+    from bodi.problems import get_problem
+
+    default = get_problem("pest-shifted")
+    assert get_problem("pest-shifted-i0").name == default.name == "pest-shifted"
+    other = get_problem("pest-shifted-i1001")
+    assert other.name == "pest-shifted-i1001"
+    X = default.space.sample(4, torch.Generator().manual_seed(0))
+    assert default.evaluate_encoded(X).tolist() != other.evaluate_encoded(X).tolist()
+    labs = get_problem("labs40-shifted-i7")
+    assert labs(labs.optimal_params) == labs.optimal_value
+    assert get_problem("labs40-shifted-i7-atmost30").name == "labs40-shifted-i7-atmost30"
