@@ -195,7 +195,7 @@ def _run(args: argparse.Namespace) -> int:
     from bodi.storage import open_storage
 
     space = SearchSpace.from_json(args.space)
-    catch = _exception_classes(args.catch)
+    catch = _catch_option(args.catch)
     # nothing is created or written (study file, tables, cluster connection) before the run
     # can start: the storage is first only read
     reader = open_storage(args.storage, read_only=True) if _is_file_or_url(
@@ -275,24 +275,22 @@ class _ObjectiveRaisedError(Exception):
 
 def _minimize_or_objective_traceback(*args, **kwargs):
     """:func:`bodi.minimize`; an exception of the objective is printed with its traceback
-    (the user's code) and ends the command with exit code 1."""
+    (the user's code, and bodi's note of the failed trial it was stored as) and ends the
+    command with exit code 1."""
     import traceback
 
-    try:
-        from bodi.optimize import minimize
+    from bodi.optimize import minimize
 
+    try:
         return minimize(*args, **kwargs)
     except Exception as err:
         if getattr(err, "bodi_trial_number", None) is None:
             raise
         traceback.print_exception(err)
-        print(f"bodi: the objective raised {type(err).__name__} (stored as failed trial "
-              f"#{err.bodi_trial_number}); fix it and continue with --resume --retry-failed, or "
-              "name the exception in --catch if it is an expected failure", file=sys.stderr)
         raise _ObjectiveRaisedError from None
 
 
-def _exception_classes(text: str | None) -> tuple[type[Exception], ...]:
+def _catch_option(text: str | None) -> tuple[type[Exception], ...]:
     """``--catch KeyError,mymodule.SimulatorError`` as exception classes (built-in names, or
     ``module.Class`` imported)."""
     import builtins
@@ -344,37 +342,37 @@ def _show(args: argparse.Namespace) -> int:
     from bodi.plots import plot_study
     from bodi.stored_studies import StoredStudy, trial_as_dict
 
-    optimizer = StoredStudy.read(args.storage, args.study_name)  # no torch: read at once
+    study = StoredStudy.read(args.storage, args.study_name)  # no torch: read at once
     if args.csv:
         from bodi.export import write_csv
 
         if args.csv == "-":  # the table alone, on standard output
-            write_csv(optimizer, sys.stdout)
+            write_csv(study, sys.stdout)
             return 0
         study_file = parse_storage(args.storage).path
         if study_file is not None and Path(args.csv).resolve() == study_file.resolve():
             raise ValueError(f"--csv {args.csv} is the study file itself; name another file")
-        print(f"trials table: {write_csv(optimizer, args.csv)}")
+        print(f"trials table: {write_csv(study, args.csv)}")
     if args.json:
-        print(json.dumps({"study": optimizer.study_name, "direction": optimizer.direction,
-                          "trials": [trial_as_dict(t) for t in optimizer.trials]}, indent=2))
+        print(json.dumps({"study": study.study_name, "direction": study.direction,
+                          "trials": [trial_as_dict(t) for t in study.trials]}, indent=2))
         return 0
-    states = [t.state for t in optimizer.trials]
-    print(f"study {optimizer.study_name!r}: {len(states)} trials ({states.count('complete')} "
+    states = [t.state for t in study.trials]
+    print(f"study {study.study_name!r}: {len(states)} trials ({states.count('complete')} "
           f"complete, {states.count('failed')} failed, {states.count('pending')} pending), "
-          f"{optimizer.direction}")
-    plot = plot_path(args.storage, args.plot, optimizer.study_name)
+          f"{study.direction}")
+    plot = plot_path(args.storage, args.plot, study.study_name)
     can_plot = available("matplotlib")
     no_plot = ("(no plot: matplotlib is not installed; pip install 'bodi[plot]' or "
                "'matplotlib')")
-    if optimizer.is_multi_objective:
-        front = optimizer.pareto_front
+    if study.is_multi_objective:
+        front = study.pareto_front
         print(f"{len(front)} Pareto-optimal trials" + (":" if front else ""))
         _print_front(front)
         if front:
-            print(f"Pareto-front plot: {plot_study(optimizer, plot)}" if can_plot else no_plot)
+            print(f"Pareto-front plot: {plot_study(study, plot)}" if can_plot else no_plot)
         return 0
-    best = optimizer.best
+    best = study.best
     if best is None:
         print("no completed trial yet")
     else:
@@ -382,7 +380,7 @@ def _show(args: argparse.Namespace) -> int:
         print(f"best trial #{number}: value {best[1]:.6g}")
         for name, value in best[0].items():
             print(f"  {name} = {value!r}")
-        print(f"convergence plot: {plot_study(optimizer, plot)}" if can_plot else no_plot)
+        print(f"convergence plot: {plot_study(study, plot)}" if can_plot else no_plot)
     return 0
 
 

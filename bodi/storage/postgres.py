@@ -229,9 +229,7 @@ class PostgresStorage(SQLStorage):
         self._retrying(self._create_study, record)
 
     def _create_study(self, record: StudyRecord) -> None:
-        if self._get_study(record.name) is not None:  # a retried insert that did commit
-            raise ValueError(f"study {record.name!r} already exists in {self.path}")
-        with self._transaction():
+        with self._transaction():  # (a retried insert that did commit conflicts, as any)
             inserted = self._db.execute(
                 "INSERT INTO bodi_studies (name, optimizer, space, settings, seed, direction, "
                 "created) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
