@@ -142,6 +142,8 @@ class EvaluationPool:
         self._owned = None
         self._dask = False
         self._shipped: dict[Any, bytes] = {}
+        #: the values of finished Dask evaluations, fetched by :meth:`lost`
+        self._fetched: dict[Any, Any] = {}
         if executor is None or executor == "thread":
             self.executor = ThreadPerEvaluation()
         elif executor == "process":
@@ -183,8 +185,14 @@ class EvaluationPool:
 
         if future.status == "cancelled":
             return RuntimeError("the Dask cluster cancelled the evaluation")
-        if future.status != "error":
+        if future.status == "finished":  # its value is still to be fetched from the worker
+            try:
+                self._fetched[future] = future.result(timeout=10)
+            except Exception as err:  # the scheduler or the worker went away meanwhile
+                return err
             return None
+        if future.status != "error":
+            return RuntimeError(f"the Dask cluster lost the evaluation ({future.status})")
         try:
             error = future.exception(timeout=10)
         except Exception as err:  # the scheduler is gone: the error cannot be fetched
@@ -194,6 +202,14 @@ class EvaluationPool:
         if isinstance(error, RuntimeError) and "deserializ" in str(error):
             return error  # the worker could not load the task (e.g. a package missing there)
         return None
+
+    def outcome(self, future: Any) -> Callable[[], Any]:
+        """The outcome of a finished ``future`` that :meth:`lost` did not call lost: a
+        callable that returns its value or raises the objective's exception."""
+        if future in self._fetched:
+            value = self._fetched.pop(future)
+            return lambda: value
+        return future.result
 
     def cancel(self, future: Any) -> None:
         """Stop waiting for ``future`` (and end its process where there is one)."""

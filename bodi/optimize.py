@@ -285,7 +285,7 @@ class _Loop:
                     params, start = running.pop(future)
                     lost = pool.lost(future)
                     if lost is None:
-                        self.record_or_stop(params, future.result)
+                        self.record_or_stop(params, pool.outcome(future))
                         continue
                     key = json.dumps(params, sort_keys=True, default=str)
                     retries[key] = retries.get(key, 0) + 1
