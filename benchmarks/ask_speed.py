@@ -3,11 +3,9 @@
 Usage:
     python benchmarks/ask_speed.py            # docs/speed.md table (d=60/n=100, d=500/n=300)
     python benchmarks/ask_speed.py --compare  # also: our local search vs BoTorch's optimizer
-    python benchmarks/ask_speed.py --kernel hed --cases 60x100 --repeats 7   # bodi 0.1's kernel
+    python benchmarks/ask_speed.py --kernel hed --cases 60x100 --repeats 7   # the paper's kernel
     python benchmarks/ask_speed.py --m 512 --cases 60x100
     python benchmarks/ask_speed.py --n-init 20 --cases 60x100   # the default's second fit
-    python benchmarks/ask_speed.py --n-init 20 --design-in-model all --cases 60x100  # bodi 0.4
-    python benchmarks/ask_speed.py --n-init 20 --spec "bodi[design_noise=true]" --cases 60x100
     python benchmarks/ask_speed.py --n-init 20 --problem "labs{d}" --cases 60x100  # on LABS
     python benchmarks/ask_speed.py --n-init 20 --failed 10 --cases 60x100 \
         --spec "bodi[failed_trials=constraint]"   # 10 of the 100 failed: a second GP
@@ -120,10 +118,8 @@ def main() -> None:
                         "the design, this many are told as failed trials")
     parser.add_argument("--pending", type=int, default=0, help="this many points asked and "
                         "not told before the timed asks (parallel workers' evaluations)")
-    parser.add_argument("--design-in-model", help="BODi's design_in_model (default: BODi's; "
-                        "it acts only with --n-init < n)")
     parser.add_argument("--spec", default="bodi", help="a bodi[...] method spec whose options "
-                        "are added (e.g. bodi[outcome_warping=power])")
+                        "are added (e.g. bodi[acquisition=logei])")
     parser.add_argument("--problem", help="a registered binary problem, {d} for its size "
                         "(e.g. labs{d}; default: the planted binary problem)")
     args = parser.parse_args()
@@ -136,8 +132,6 @@ def main() -> None:
                         args.pending,
                         kernel=args.kernel,
                         dictionary_size=args.m,
-                        **({} if args.design_in_model is None else {
-                            "design_in_model": args.design_in_model}),
                         **parse_method(args.spec)[1])
         print(f"| {d} | {n} | {args.m} | {statistics.median(s):.2f} | {min(s):.2f} | "
               f"{max(s):.2f} |", flush=True)

@@ -186,8 +186,8 @@ def _stored_design(storage, study_name: str) -> str:
     record = storage.get_study(study_name)
     if record is None:
         return "uniform"
-    settings = optimizer_class(record.optimizer).complete_settings(record.settings)
-    return settings.get("design", "uniform")
+    return {**optimizer_class(record.optimizer).legacy_settings, **record.settings}.get(
+        "design", "uniform")
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -104,8 +104,7 @@ def minimize(
             of the objective: the trial is stored as failed and the run stops at once with
             :class:`InvalidObjectiveValueError`.
         space: the search space.
-        budget: number of finished (complete or failed) evaluations in the study; a new
-            :class:`BODi` is told it (its ``budget``: the planned evaluations).
+        budget: number of finished (complete or failed) evaluations in the study.
         seed: seed of the optimizer (ignored when ``optimizer`` is given).
         direction: ``"minimize"`` (default) or ``"maximize"``.
         directions: one direction per objective, for several objectives (e.g.
@@ -165,8 +164,7 @@ def minimize(
         raise ValueError("func must be callable")
     if optimizer is None:
         optimizer = BODi(space, seed=seed, direction=direction, directions=directions,
-                         storage=storage, study_name=study_name, budget=budget,
-                         **bodi_options)
+                         storage=storage, study_name=study_name, **bodi_options)
     elif bodi_options or storage is not None:
         raise ValueError("BODi options and storage cannot be combined with an explicit optimizer")
     if start_from is not None:

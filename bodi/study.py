@@ -125,6 +125,8 @@ class Study:
                     raise
         self.storage.bind_study(stored)
         stored = dataclasses.replace(stored, settings=complete_settings(stored.settings))
+        mine = dataclasses.replace(mine, settings=complete_settings(
+            json.loads(json.dumps(mine.settings))))  # completed as the stored ones are
         different = [
             line for field in ("optimizer", "space", "settings", "seed", "direction")
             for line in _differences(field, getattr(stored, field),

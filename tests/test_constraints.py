@@ -258,7 +258,9 @@ def test_a_constrained_study_resumes_and_a_predicate_study_needs_its_space(tmp_p
 
 
 def test_botorch_acquisition_optimizer_refuses_a_constrained_space():
+    from bodi.baselines.botorch_mixed import BoTorchMixed
+
     space = SearchSpace([Binary("a"), Continuous("u", 0, 1)],
                         [LinearConstraint({"a": 1, "u": 1}, upper=1)])
     with pytest.raises(ValueError, match="constrained search space"):
-        BODi(space, acquisition_optimizer="botorch", trust_region=False)
+        BoTorchMixed(space)

@@ -94,8 +94,10 @@ def test_a_results_database_from_before_the_design_column_reads_as_sparsity(tmp_
                    "INTEGER NOT NULL, n_init INTEGER NOT NULL, PRIMARY KEY (problem, method, "
                    "seed))")
         db.execute("INSERT INTO tasks VALUES ('p', 'random', 0, 'minimize', NULL, 5, 2)")
+        db.execute("CREATE TABLE evaluations (problem TEXT NOT NULL, method TEXT NOT NULL, "
+                   "seed INTEGER NOT NULL, number INTEGER NOT NULL)")
     from bodi.experiments.results import ResultsStore
 
-    store = ResultsStore(out)
+    store = ResultsStore(out, read_only=True)
     assert store.tasks()[0]["design"] == "sparsity"
     store.close()

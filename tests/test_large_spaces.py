@@ -2,6 +2,7 @@
 and hundreds of categoricals (correctness; speed at that size is benchmarks/ territory)."""
 
 import math
+from types import MappingProxyType
 
 import pytest
 
@@ -10,8 +11,13 @@ from bodi.optimizers.registry import make_optimizer
 from bodi.space import Binary, Categorical, Continuous, SearchSpace
 
 # small acquisition settings: these tests check that nothing overflows or breaks, not speed
-QUICK = {"dictionary_size": 16, "num_restarts": 2, "raw_samples": 32,
-         "acquisition_options": {"max_steps": 1, "num_spray_centers": 1}}
+QUICK = {"dictionary_size": 16, "num_restarts": 2, "raw_samples": 32, "n_init": 20, "seed": 0}
+
+
+class QuickBODi(bodi.BODi):
+    """BODi with a local search of one step from one spray centre."""
+
+    acquisition_options = MappingProxyType({"max_steps": 1, "num_spray_centers": 1})
 
 
 def count_true(params):
@@ -29,14 +35,14 @@ def test_cardinalities_are_exact_integers_at_any_size():
 
 def test_minimize_on_4096_binary_parameters():
     space = SearchSpace([Binary(f"b{i}") for i in range(4096)])
-    result = bodi.minimize(count_true, space, budget=25, n_init=20, seed=0, **QUICK)
+    result = bodi.minimize(count_true, space, budget=25, optimizer=QuickBODi(space, **QUICK))
     assert len(result.history) == 25 and all(t.state == "complete" for t in result.history)
     assert len({tuple(t.params.values()) for t in result.history}) == 25
 
 
 def test_minimize_on_300_categoricals_with_20_choices():
     space = SearchSpace([Categorical(f"c{i}", [f"v{j}" for j in range(20)]) for i in range(300)])
-    result = bodi.minimize(count_true, space, budget=25, n_init=20, seed=0, **QUICK)
+    result = bodi.minimize(count_true, space, budget=25, optimizer=QuickBODi(space, **QUICK))
     assert len(result.history) == 25 and all(t.state == "complete" for t in result.history)
 
 

@@ -15,9 +15,8 @@ from botorch.acquisition.objective import GenericMCObjective
 from botorch.models.model import Model
 from torch import Tensor
 
-#: ``"ts"`` is Thompson sampling over a candidate set (:mod:`bodi.acquisition.thompson`),
-#: which chooses points itself instead of being maximized
-ACQUISITIONS = ("logei", "ucb", "ts")
+#: the acquisition functions by name: the (log) expected improvement, the upper confidence bound
+ACQUISITIONS = ("logei", "ucb")
 
 
 def only_logei(n_objectives: int = 1, n_constraints: int = 0) -> bool:
@@ -104,8 +103,7 @@ def make_acquisition(
         return qUpperConfidenceBound(
             model, beta=ucb_beta, X_pending=X_pending if pending else None
         )
-    raise ValueError(f"acquisition {name!r} is not a function to maximize; "
-                     f"make_acquisition builds {['logei', 'ucb']}")
+    raise ValueError(f"unknown acquisition {name!r}; choose one of {list(ACQUISITIONS)}")
 
 
 def _first_output(samples: Tensor, X: Tensor | None = None) -> Tensor:

@@ -6,9 +6,8 @@ points (paper, Alg. 2 and appendix "Local search"). Mixed spaces use BoTorch's
 ``optimize_acqf_mixed_alternating``, which alternates that search with L-BFGS steps on the
 continuous parameters. Fully discrete spaces use :func:`local_search`, a vectorised version of the
 same search that scores all neighbours of all restarts in one call (``benchmarks/ask_speed.py``
-compares both). ``method="ga"`` is MCBO's genetic algorithm instead
-(:func:`bodi.acquisition.genetic.genetic_search`). In a fully discrete space, points already
-evaluated or pending are never proposed.
+compares both). In a fully discrete space, points already evaluated or pending are never
+proposed.
 """
 
 from __future__ import annotations
@@ -21,14 +20,13 @@ from botorch.acquisition import AcquisitionFunction
 from botorch.optim.optimize_mixed import optimize_acqf_mixed_alternating
 from torch import Tensor
 
-from bodi.acquisition.genetic import genetic_search
 from bodi.acquisition.local_search import NUM_SPRAY_CENTERS, local_search
 from bodi.acquisition.trust_region import TrustRegion
 from bodi.novelty import SearchSpaceExhaustedError, count_distinct, row_keys
 from bodi.space import SearchSpace
 
 #: the acquisition optimizers: ``"auto"`` resolves to ``"local"`` or ``"botorch"``
-ACQUISITION_OPTIMIZERS = ("auto", "local", "botorch", "ga")
+ACQUISITION_OPTIMIZERS = ("auto", "local", "botorch")
 
 
 def check_acquisition_optimizer(method: str, *, trust_region: bool = False,
@@ -47,7 +45,7 @@ def check_acquisition_optimizer(method: str, *, trust_region: bool = False,
 
 def resolve_acquisition_optimizer(method: str, space: SearchSpace,
                                   trust_region: bool = False) -> str:
-    """``"local"``, ``"botorch"`` or ``"ga"`` for ``method`` on ``space`` (checked): ``"auto"``
+    """``"local"`` or ``"botorch"`` for ``method`` on ``space`` (checked): ``"auto"``
     is the local search in fully discrete spaces, with a trust region or with constraints."""
     check_acquisition_optimizer(method, trust_region=trust_region,
                                 constrained=bool(space.constraints))
@@ -165,12 +163,10 @@ def optimize_acquisition(
         raw_samples: the random pool the starts are chosen from.
         method: ``"local"`` (:func:`bodi.acquisition.local_search.local_search`; in mixed
             spaces interleaved with continuous L-BFGS-B steps), ``"botorch"``
-            (``optimize_acqf_mixed_alternating``), ``"ga"``
-            (:func:`bodi.acquisition.genetic.genetic_search`; ``num_restarts`` and
-            ``raw_samples`` unused), or ``"auto"``: ``"local"`` for fully discrete spaces,
-            with a trust region or with constraints, ``"botorch"`` otherwise.
+            (``optimize_acqf_mixed_alternating``) or ``"auto"``: ``"local"`` for fully
+            discrete spaces, with a trust region or with constraints, ``"botorch"`` otherwise.
         options: extra options for the chosen method.
-        region: a trust region (``"local"`` and ``"ga"``): nothing outside it is proposed.
+        region: a trust region (``"local"``): nothing outside it is proposed.
         pending: ``p x dim`` points under evaluation that ``acq_function`` already accounts
             for. For ``q > 1`` each chosen point joins them (``set_X_pending``) before the next
             is chosen. (BoTorch's incremental ``qLogNoisyExpectedImprovement`` folds its pending
@@ -187,14 +183,11 @@ def optimize_acquisition(
             )
     method = resolve_acquisition_optimizer(method, space, trust_region=region is not None)
     centres = incumbents if incumbents is not None else torch.empty(0, dim, dtype=torch.float64)
-    if method in ("local", "ga"):
-        search_options = {**(options or {}), "region": region}
-        if method == "local":
-            search_options.update(num_restarts=num_restarts, raw_samples=raw_samples)
-        return _optimize_sequentially(
-            local_search if method == "local" else genetic_search, acq_function, space, q,
-            avoid, centres, search_options, pending,
-        )
+    if method == "local":
+        search_options = {**(options or {}), "region": region, "num_restarts": num_restarts,
+                          "raw_samples": raw_samples}
+        return _optimize_sequentially(local_search, acq_function, space, q, avoid, centres,
+                                      search_options, pending)
     return _optimize_botorch(
         acq_function, space, q, avoid, centres, num_restarts, raw_samples, options or {},
         pending,
@@ -211,7 +204,7 @@ def _optimize_sequentially(
     options: dict[str, Any],
     base_pending: Tensor | None,
 ) -> Tensor:
-    """``q`` points, one ``search`` (:func:`local_search` or :func:`genetic_search`) each, every
+    """``q`` points, one ``search`` (:func:`local_search`) each, every
     chosen point pending for the next and never chosen again."""
     chosen: list[Tensor] = []
     changed = False

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 from botorch.exceptions.warnings import InputDataWarning
 from botorch.models import MixedSingleTaskGP, SingleTaskGP
@@ -26,12 +26,11 @@ from bodi.space import SearchSpace
 class BoTorchMixed(GPOptimizer):
     """BoTorch's mixed GP; options as :class:`GPOptimizer` (the optimizer is always BoTorch's)."""
 
+    acquisition_optimizer: ClassVar[str] = "botorch"
+
     def __init__(self, space: SearchSpace, **kwargs: Any) -> None:
         if kwargs.get("trust_region"):
             raise ValueError("botorch-mixed has no trust region")
-        kwargs.setdefault("acquisition_optimizer", "botorch")
-        if kwargs["acquisition_optimizer"] != "botorch":
-            raise ValueError("botorch-mixed always uses optimize_acqf_mixed_alternating")
         super().__init__(space, **kwargs)
 
     def make_model(self, train_X: Tensor, train_Y: Tensor) -> Model:

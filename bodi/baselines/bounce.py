@@ -53,6 +53,7 @@ embedding coordinates read from the first parameter of each bin.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -67,8 +68,6 @@ from bodi.space import DTYPE, SearchSpace
 
 BINARY, CATEGORICAL, CONTINUOUS = "binary", "categorical", "continuous"
 _KIND_ORDER = (CONTINUOUS, BINARY, CATEGORICAL)  # Bounce's ParameterType enum order
-#: the values of ``Bounce(kernel=...)``
-BOUNCE_KERNELS = ("bounce", "hed")
 
 
 @dataclass
@@ -256,11 +255,6 @@ class Bounce(Optimizer):
         new_bins_on_split: bins added per bin at a split (2; adjusted as Bounce does).
         evaluations_until_input_dim: the evaluations after which the input dimension should
             be reached (100).
-        kernel: the kernel of the discrete target coordinates: ``"bounce"`` (Bounce's, a
-            Matern-5/2 of their Hamming distance) or ``"hed"`` (that kernel times BODi's HED
-            factor on the target coordinates; it lost its ablation, CHANGELOG.md; see
-            :func:`_fit_gp`).
-        dictionary_size: the HED factor's dictionary rows (``kernel="hed"``).
     """
 
     takes_budget: ClassVar[bool] = True
@@ -277,21 +271,13 @@ class Bounce(Optimizer):
         initial_target_dim: int = 5,
         new_bins_on_split: int = 2,
         evaluations_until_input_dim: int = 100,
-        kernel: str = "bounce",
-        dictionary_size: int = 128,
         **kwargs: Any,
     ) -> None:
         for name, value in (("budget", budget), ("n_init", n_init),
                             ("initial_target_dim", initial_target_dim),
                             ("new_bins_on_split", new_bins_on_split),
-                            ("evaluations_until_input_dim", evaluations_until_input_dim),
-                            ("dictionary_size", dictionary_size)):
+                            ("evaluations_until_input_dim", evaluations_until_input_dim)):
             check_integer(name, value)
-        if kernel not in BOUNCE_KERNELS:
-            raise ValueError(f"unknown Bounce kernel {kernel!r}; choose one of "
-                             f"{list(BOUNCE_KERNELS)}")
-        self.kernel = kernel
-        self.dictionary_size = dictionary_size
         self.budget = budget
         self.n_init = n_init
         self.initial_target_dim = initial_target_dim
@@ -304,9 +290,13 @@ class Bounce(Optimizer):
         return {"budget": self.budget, "n_init": self.n_init,
                 "initial_target_dim": self.initial_target_dim,
                 "new_bins_on_split": self.new_bins_on_split,
-                "evaluations_until_input_dim": self.evaluations_until_input_dim,
-                **({"kernel": self.kernel, "dictionary_size": self.dictionary_size}
-                   if self.kernel != "bounce" else {})}
+                "evaluations_until_input_dim": self.evaluations_until_input_dim}
+
+    @classmethod
+    def retired_settings(cls, settings: Mapping[str, Any], space: SearchSpace
+                         ) -> dict[str, Any]:
+        return {**super().retired_settings(settings, space), "kernel": "bounce",
+                "dictionary_size": None}
 
     # ------------------------------------------------------------------ the replayed state
     def _new_state(self) -> _State:
@@ -420,11 +410,7 @@ class Bounce(Optimizer):
         scaled = (losses - losses.mean()) / (std if std > 0 else 1.0)
         X = (Y + 1) / 2
         center = X[int(scaled.argmin())].clone()
-        dictionary = None
-        if self.kernel == "hed" and emb.kind_columns(BINARY, CATEGORICAL):
-            dictionary = _stage_dictionary(emb, center, self.dictionary_size,
-                                           derive_seed(self.seed, len(self.trials), 0xB4))
-        model = _fit_gp(X, -scaled, emb, dictionary)
+        model = _fit_gp(X, -scaled, emb)
         acq = ExpectedImprovement(model, best_f=float((-scaled).max()))
         g = torch.Generator().manual_seed(derive_seed(self.seed, len(self.trials), 0xB3))
         discrete = emb.kind_columns(BINARY, CATEGORICAL)
@@ -467,25 +453,8 @@ class _State:
         self.n_evals += 1
 
 
-def _stage_dictionary(emb: Embedding, center: Tensor, m: int, seed: int):
-    """BODi's diverse dictionary (Algorithm 1) of ``m`` rows over the embedding's discrete
-    target coordinates (each a bit: a binary bin's coordinate or one entry of a categorical
-    bin's one-hot block), relabelled around the stage's incumbent ``center`` (BODi's
-    incumbent-relative dictionary)."""
-    from bodi.hed.dictionaries import make_dictionary
-
-    discrete = emb.kind_columns(BINARY, CATEGORICAL)
-    return make_dictionary("diverse", m, [2] * len(discrete), seed,
-                           reference=center[discrete].round())
-
-
-def _fit_gp(X: Tensor, y: Tensor, emb: Embedding, dictionary=None):
+def _fit_gp(X: Tensor, y: Tensor, emb: Embedding):
     """Bounce's ``get_gp`` + ``fit_mll`` on ``[0, 1]`` target points and standardized values.
-
-    With a ``dictionary`` (``Bounce(kernel="hed")``) the discrete kernel ``k_d`` is Bounce's
-    Matern of the Hamming distance times BODi's HED factor ``k_HED`` on the discrete target
-    coordinates (Matern-5/2 with ARD lengthscales on the ``m`` dictionary distances, BoTorch's
-    dimension-scaled prior), so the model holds both and the marginal likelihood weighs them.
 
     The model is BoTorch's ``SingleTaskGP`` with Bounce's kernel, priors and likelihood, as the
     subclass :class:`~bodi.models.single_task.FastSingleTaskGP`: the same marginal likelihood and
@@ -504,24 +473,13 @@ def _fit_gp(X: Tensor, y: Tensor, emb: Embedding, dictionary=None):
 
     continuous = emb.kind_columns(CONTINUOUS)
     discrete = emb.kind_columns(BINARY, CATEGORICAL)
-    hed = None
-    if dictionary is not None:
-        from bodi.hed.kernel import HammingEmbeddingKernel
-        from bodi.models.gp import matern_with_dim_scaled_prior
-
-        columns = None if not continuous else discrete
-        hed = HammingEmbeddingKernel(
-            dictionary, matern_with_dim_scaled_prior(dictionary.m, dictionary.m),
-            active_dims=columns)
     if not continuous:
         base = MaternKernel(nu=2.5, lengthscale_prior=GammaPrior(1.5, 0.1))
-        base = base if hed is None else base * hed
     elif not discrete:
         base = MaternKernel(nu=2.5, ard_num_dims=len(continuous),
                             lengthscale_prior=GammaPrior(1.5, 0.1))
     else:
-        base = MixtureKernel(discrete, continuous, GammaPrior(1.5, 0.1), GammaPrior(1.5, 0.1),
-                             discrete_factor=hed)
+        base = MixtureKernel(discrete, continuous, GammaPrior(1.5, 0.1), GammaPrior(1.5, 0.1))
     model = FastSingleTaskGP(
         X, y.unsqueeze(-1),
         covar_module=ScaleKernel(base, outputscale_prior=GammaPrior(1.5, 0.5)),

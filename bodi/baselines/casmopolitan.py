@@ -26,7 +26,7 @@ from botorch.models.model import Model
 from torch import Tensor
 
 from bodi.models.gp import fit_model, make_gp
-from bodi.models.surrogates import make_overlap_kernel
+from bodi.models.registry import make_kernel
 from bodi.optimizers.gp_optimizer import GPOptimizer
 from bodi.space import SearchSpace
 
@@ -40,4 +40,4 @@ class CASMOPOLITAN(GPOptimizer):
         super().__init__(space, trust_region=trust_region, **kwargs)
 
     def make_model(self, train_X: Tensor, train_Y: Tensor) -> Model:
-        return fit_model(make_gp(train_X, train_Y, make_overlap_kernel(self.space)))
+        return fit_model(make_gp(train_X, train_Y, make_kernel("overlap", self.space)))

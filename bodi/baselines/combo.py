@@ -18,7 +18,7 @@ from botorch.models.model import Model
 from torch import Tensor
 
 from bodi.models.gp import fit_model, make_gp
-from bodi.models.surrogates import make_diffusion_kernel
+from bodi.models.registry import make_kernel
 from bodi.optimizers.gp_optimizer import GPOptimizer
 
 
@@ -26,4 +26,4 @@ class COMBO(GPOptimizer):
     """COMBO with a point estimate of the kernel; options as :class:`GPOptimizer`."""
 
     def make_model(self, train_X: Tensor, train_Y: Tensor) -> Model:
-        return fit_model(make_gp(train_X, train_Y, make_diffusion_kernel(self.space)))
+        return fit_model(make_gp(train_X, train_Y, make_kernel("diffusion", self.space)))

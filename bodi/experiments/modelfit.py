@@ -3,7 +3,7 @@
 For every seed, ``n_train`` training and ``n_test`` test configurations are drawn uniformly at
 random from the problem's space (all distinct; the same points for every model of that seed),
 the problem's own values are computed (no sign flip: a GP regression does not care about the
-direction), and each surrogate of :data:`bodi.models.surrogates.SURROGATES` is fitted
+direction), and each surrogate of :data:`SURROGATES` is fitted
 (:func:`bodi.models.gp.fit_model`) and predicts the test points. Metrics per (model, seed):
 
 * ``rmse``: root mean squared error of the posterior mean; ``nrmse`` divides it by the standard
@@ -41,11 +41,13 @@ from scipy.stats import spearmanr
 from torch import Tensor
 
 from bodi.models.gp import fit_model, lengthscales
-from bodi.models.surrogates import SURROGATES, make_surrogate, surrogate_available
+from bodi.models.registry import make_surrogate, surrogate_available
 from bodi.problems import Problem, get_problem
 from bodi.seeding import derive_seed, seeded
 from bodi.space import DTYPE, SearchSpace
 
+#: the surrogates fitted unless others are named (:func:`bodi.models.registry.make_surrogate`)
+SURROGATES = ("hed-diverse", "hed-naive", "hed-wavelet", "hed-gaussian", "overlap", "diffusion")
 CSV_NAME = "modelfit.csv"
 MD_NAME = "modelfit.md"
 PNG_NAME = "modelfit.png"

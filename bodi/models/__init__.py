@@ -9,16 +9,12 @@ from bodi.models.gp import (
     make_hed_model,
 )
 from bodi.models.kernels import DiffusionKernel
+from bodi.models.registry import KERNELS, make_kernel, make_surrogate
 from bodi.models.single_task import FastSingleTaskGP
-from bodi.models.surrogates import (
-    SURROGATES,
-    make_diffusion_kernel,
-    make_overlap_kernel,
-    make_surrogate,
-)
+from bodi.models.surrogates import make_diffusion_kernel, make_overlap_kernel
 
 __all__ = [
-    "SURROGATES",
+    "KERNELS",
     "DiffusionKernel",
     "FastSingleTaskGP",
     "HammingDistanceKernel",
@@ -29,6 +25,7 @@ __all__ = [
     "make_hamming_kernel",
     "make_hed_hamming_kernel",
     "make_hed_model",
+    "make_kernel",
     "make_overlap_kernel",
     "make_surrogate",
 ]

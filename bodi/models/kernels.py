@@ -202,14 +202,12 @@ class MixtureKernel(Kernel):
 
     ``k_d`` is a Matern-5/2 kernel with one lengthscale on the ``discrete_dims`` columns and
     ``k_c`` a Matern-5/2 kernel with ARD lengthscales on the ``continuous_dims`` columns;
-    ``lambda in (0, 1)`` is learnt (starting, as in Bounce, at ``sigmoid(1)``). A
-    ``discrete_factor`` (a kernel on the discrete columns, e.g. HED's) multiplies ``k_d``.
+    ``lambda in (0, 1)`` is learnt (starting, as in Bounce, at ``sigmoid(1)``).
     """
 
     def __init__(self, discrete_dims: Sequence[int], continuous_dims: Sequence[int],
                  discrete_lengthscale_prior: Prior | None = None,
-                 continuous_lengthscale_prior: Prior | None = None,
-                 discrete_factor: Kernel | None = None, **kwargs: Any) -> None:
+                 continuous_lengthscale_prior: Prior | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if set(discrete_dims) & set(continuous_dims):
             raise ValueError("discrete and continuous dims must be disjoint")
@@ -221,7 +219,6 @@ class MixtureKernel(Kernel):
             nu=2.5, ard_num_dims=len(continuous_dims), active_dims=tuple(continuous_dims),
             lengthscale_prior=continuous_lengthscale_prior,
         )
-        self.discrete_factor = discrete_factor
         self.register_parameter("raw_lamda", torch.nn.Parameter(torch.ones(1)))
         self.register_constraint("raw_lamda", Interval(0.0, 1.0))
 
@@ -231,8 +228,6 @@ class MixtureKernel(Kernel):
 
     def forward(self, x1: Tensor, x2: Tensor, diag: bool = False, **params: Any) -> Tensor:
         k_d = self.discrete_kernel(x1, x2, diag=diag, **params)
-        if self.discrete_factor is not None:
-            k_d = k_d * self.discrete_factor(x1, x2, diag=diag, **params)
         k_c = self.continuous_kernel(x1, x2, diag=diag, **params)
         if not diag:
             k_d, k_c = k_d.to_dense(), k_c.to_dense()

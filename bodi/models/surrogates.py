@@ -1,18 +1,10 @@
-"""Surrogates of BODi and of its baselines, all exact GPs built by :func:`bodi.models.gp.make_gp`.
+"""The kernels of BODi's GP baselines: CASMOPOLITAN's (Wan et al., ICML 2021,
+:func:`make_overlap_kernel`) and COMBO's (Oh et al., NeurIPS 2019,
+:func:`make_diffusion_kernel`); :mod:`bodi.models.registry` names them beside BODi's.
 
-==================  =============================================================================
-name                covariance
-==================  =============================================================================
-``hed-<kind>``      BODi: Matérn-5/2 ARD on the HED embedding with a ``<kind>`` dictionary
-                    (``diverse``, ``naive``, ``wavelet``, ``gaussian``; the last two binary only),
-                    times a Matérn-5/2 ARD on the ordinal columns (:func:`make_hed_kernel`)
-``overlap``         CASMOPOLITAN (Wan et al., ICML 2021): :func:`make_overlap_kernel`
-``diffusion``       COMBO (Oh et al., NeurIPS 2019): :func:`make_diffusion_kernel`
-==================  =============================================================================
-
-All share the GP of :func:`make_gp` (constant mean, Gaussian likelihood with BoTorch's noise
-prior, standardised outcomes) and are fitted the same way (:func:`bodi.models.gp.fit_model`: MAP
-by L-BFGS-B), so they differ only in the kernel.
+All share the GP of :func:`bodi.models.gp.make_gp` (constant mean, Gaussian likelihood with
+BoTorch's noise prior, standardised outcomes) and are fitted the same way
+(:func:`bodi.models.gp.fit_model`: MAP by L-BFGS-B), so they differ only in the kernel.
 """
 
 from __future__ import annotations
@@ -23,13 +15,9 @@ from gpytorch.constraints import GreaterThan
 from gpytorch.kernels import Kernel, ScaleKernel
 from torch import Tensor
 
-from bodi.hed.dictionaries import DICTIONARY_KINDS, dictionary_problem, make_dictionary
-from bodi.models.gp import make_gp, make_hed_model, matern_with_dim_scaled_prior
+from bodi.models.gp import matern_with_dim_scaled_prior
 from bodi.models.kernels import DiffusionKernel, OverlapKernel
-from bodi.models.single_task import FastSingleTaskGP
 from bodi.space import SearchSpace
-
-SURROGATES = ("hed-diverse", "hed-naive", "hed-wavelet", "hed-gaussian", "overlap", "diffusion")
 
 
 class SharedKernel(Kernel):
@@ -116,53 +104,8 @@ def make_diffusion_kernel(space: SearchSpace) -> Kernel:
     return ScaleKernel(k_d * _ordinal_kernel(space) if ordinal else k_d)
 
 
-def make_surrogate(
-    name: str,
-    train_X: Tensor,
-    train_Y: Tensor,
-    space: SearchSpace,
-    *,
-    seed: int,
-    dictionary_size: int = 128,
-) -> FastSingleTaskGP:
-    """An unfitted GP called ``name`` (one of :data:`SURROGATES`) on ``n x dim`` encoded
-    ``train_X`` and ``n x 1`` ``train_Y``; ``seed`` draws the HED dictionary
-    (``make_dictionary(kind, dictionary_size, space.cardinalities, seed=seed)``).
-
-    Raises:
-        ValueError: for an unknown name, and for ``hed-wavelet``/``hed-gaussian`` on a space
-            with a categorical parameter (those dictionaries are defined for bits only).
-    """
-    if name not in SURROGATES:
-        raise ValueError(f"unknown surrogate {name!r}; choose from {list(SURROGATES)}")
-    if name == "overlap":
-        return make_gp(train_X, train_Y, make_overlap_kernel(space))
-    if name == "diffusion":
-        return make_gp(train_X, train_Y, make_diffusion_kernel(space))
-    kind = name.removeprefix("hed-")
-    assert kind in DICTIONARY_KINDS
-    if not space.discrete_dims:
-        return make_hed_model(train_X, train_Y, space, None)
-    problem = dictionary_problem(kind, space.cardinalities)
-    if problem is not None:
-        raise ValueError(f"surrogate {name!r} needs binary parameters only: {problem}")
-    dictionary = make_dictionary(kind, dictionary_size, space.cardinalities, seed=seed)
-    return make_hed_model(train_X, train_Y, space, dictionary)
-
-
-def surrogate_available(name: str, space: SearchSpace) -> bool:
-    """Whether :func:`make_surrogate` can build ``name`` on ``space``."""
-    if name not in SURROGATES:
-        raise ValueError(f"unknown surrogate {name!r}; choose from {list(SURROGATES)}")
-    kind = name.removeprefix("hed-")
-    return kind not in DICTIONARY_KINDS or dictionary_problem(kind, space.cardinalities) is None
-
-
 __all__ = [
-    "SURROGATES",
     "SharedKernel",
     "make_diffusion_kernel",
     "make_overlap_kernel",
-    "make_surrogate",
-    "surrogate_available",
 ]

@@ -1,7 +1,7 @@
 """Ask/tell optimizers: BODi and the baselines, all behind :class:`Optimizer`."""
 
 from bodi.optimizers.base import Optimizer
-from bodi.optimizers.bo import BODi
+from bodi.optimizers.bo import BODi, PaperBODi
 from bodi.optimizers.gp_optimizer import GPOptimizer
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.optimizers.random_search import RandomSearch
@@ -16,6 +16,7 @@ __all__ = [
     "ModelBasedOptimizer",
     "Optimizer",
     "Outcome",
+    "PaperBODi",
     "RandomSearch",
     "Trial",
     "make_optimizer",

@@ -171,13 +171,28 @@ class Optimizer(ABC):
 
     # ------------------------------------------------------------------ the algorithm
     def settings(self) -> dict[str, Any]:
-        """Keyword settings that define the optimizer's behaviour (stored with the study)."""
+        """The settings that define the optimizer's behaviour (stored with the study): its
+        options, and what its class fixes (:meth:`retired_settings`)."""
         return {}
 
     @classmethod
-    def complete_settings(cls, stored: dict[str, Any]) -> dict[str, Any]:
-        """Stored ``settings`` with the :attr:`legacy_settings` an older study did not record."""
-        return {**cls.legacy_settings, **stored}
+    def retired_settings(cls, settings: Mapping[str, Any], space: SearchSpace
+                         ) -> dict[str, Any]:
+        """Settings that are not options (any more): those that stored studies name and that
+        this version of bodi fixes (:meth:`settings` records some of them), each with the
+        value that it behaves as for a study of ``settings`` on ``space``."""
+        return {}
+
+    @classmethod
+    def complete_settings(cls, stored: dict[str, Any], space: SearchSpace) -> dict[str, Any]:
+        """Stored ``settings`` of a study on ``space`` with the :attr:`legacy_settings` an
+        older study did not record, less the :meth:`retired_settings` it ran with; a retired
+        setting that ran with another value than this version's is a ``ValueError``
+        (:func:`check_retired_settings`)."""
+        settings = {**cls.legacy_settings, **stored}
+        retired = cls.retired_settings(settings, space)
+        check_retired_settings(cls.__name__, settings, retired)
+        return {name: value for name, value in settings.items() if name not in retired}
 
     @classmethod
     def option_defaults(cls) -> dict[str, Any]:
@@ -269,7 +284,7 @@ class Optimizer(ABC):
         return Study(self.space, record, self._storage,
                      outcome_constraints=self.outcome_constraints, on_pending=self.on_pending,
                      max_attempts=self.max_attempts, allow_repeats=self.allow_repeats,
-                     complete_settings=self.complete_settings)
+                     complete_settings=lambda stored: self.complete_settings(stored, self.space))
 
     @property
     def study(self) -> Study:
@@ -485,3 +500,20 @@ class Optimizer(ABC):
         from bodi.export import trials_dataframe
 
         return trials_dataframe(self)
+
+
+def check_retired_settings(optimizer: str, settings: Mapping[str, Any],
+                           retired: Mapping[str, Any]) -> None:
+    """Raise ``ValueError`` (one line) where ``settings`` give a retired option another value
+    than the one this version of bodi behaves as: such a study cannot continue here."""
+    different = [f"{name}={settings[name]!r}" for name, value in retired.items()
+                 if name in settings and _json(settings[name]) != _json(value)]
+    if different:
+        raise ValueError(
+            f"this study ran {optimizer} with {', '.join(different)}, an option this version "
+            "of bodi no longer has (CHANGELOG.md says why); continue it with the version that "
+            "created it, or start a new study")
+
+
+def _json(value: Any) -> Any:
+    return json.loads(json.dumps(value))

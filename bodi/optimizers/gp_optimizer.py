@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
@@ -20,10 +21,8 @@ from botorch.models.model import Model, ModelList
 from torch import Tensor
 
 from bodi.acquisition import make_acquisition, optimize_acquisition
-from bodi.acquisition.coarse_to_fine import GroupMoveAcquisition, Groups, coarse_groups
 from bodi.acquisition.factory import check_acquisition
 from bodi.acquisition.optimize import OnModelDevice, check_acquisition_optimizer
-from bodi.acquisition.thompson import thompson_sample
 from bodi.acquisition.trust_region import (
     TrustRegion,
     TrustRegionSettings,
@@ -39,7 +38,6 @@ from bodi.diagnostics import logger
 from bodi.directions import check_directions
 from bodi.models.gp import leave_one_out_log_densities, warm_started_fits
 from bodi.models.noise import exact_matches
-from bodi.models.warping import check_outcome_warping, warp_outcomes
 from bodi.novelty import SearchSpaceExhaustedError
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.pareto import (
@@ -53,30 +51,22 @@ from bodi.space import DTYPE, Binary, SearchSpace, Value
 from bodi.storage import Storage
 
 DEFAULT_MAX_MODEL_POINTS = 1000
-#: with ``local_model``, the model always sees at least this many trials (the nearest the
-#: trust region's centre), however small the region
-LOCAL_MODEL_MIN_POINTS = 20
-#: with ``design_in_model="few"``, the model keeps this many of the initial design's points
+#: where the model leaves most of the initial design out, it keeps this many of its points
 #: (its first ones, as in a design of this size) and the design's best
 DESIGN_FEW = 5
-#: the values of ``design_in_model``
-DESIGN_IN_MODEL = ("all", "few", "auto", "auto-refit", "reach")
 #: the values of ``failed_trials``: what the GP learns from a failed trial (one whose
 #: objective raised or returned NaN or inf)
 FAILED_TRIALS = ("ignore", "worst", "constraint")
 #: the acquisition function of the GP optimizers unless one is asked for
 DEFAULT_ACQUISITION = "logei"
-#: the acquisition that ``acquisition="ucb"`` gives way to before ``ucb_after`` trials have
-#: completed and from ``ucb_until`` of the ``budget`` on
-UCB_GIVES_WAY_TO = "logei"
-#: the one acquisition that weighs by the failure constraint (``failed_trials="constraint"``)
+#: ``beta`` of the upper confidence bound ``mu + sqrt(beta) sigma``
+UCB_BETA = 2.0
+#: with ``failed_trials="constraint"``, once a trial has failed, every suggestion uses this
+#: acquisition, weighted by the failure constraint (the upper confidence bound has no form
+#: weighted by a constraint's probability)
 FAILURE_CONSTRAINT_ACQUISITION = "logei"
-#: the acquisitions that ``failed_trials="constraint"`` goes with: once a trial has failed,
-#: each suggestion uses :data:`FAILURE_CONSTRAINT_ACQUISITION` (the upper confidence bound
-#: has no form weighted by a constraint's probability)
-WEIGHED_BY_FAILURES = ("logei", "ucb")
-#: with ``design_in_model="auto"``, the fit without the far design points starts from the
-#: fit on every trial and runs at most this many L-BFGS-B iterations (a full fit: 100)
+#: where the model leaves most of the initial design out, that fit starts from the fit on
+#: every trial and runs at most this many L-BFGS-B iterations (a full fit: 100)
 WARM_FIT_MAXITER = 25
 
 
@@ -91,28 +81,8 @@ class GPOptimizer(ModelBasedOptimizer):
             points are then drawn uniformly).
         design: the initial design's kind, ``"uniform"`` (default, shift-invariant) or
             ``"sparsity"`` (the paper authors'); see :mod:`bodi.initial_design`.
-        acquisition: ``"logei"`` (default), ``"ucb"`` or ``"ts"`` (Thompson sampling over
-            random points of the trust region and the incumbent's neighbours,
-            :mod:`bodi.acquisition.thompson`; ``raw_samples`` sets the number of random points).
+        acquisition: ``"logei"`` (default) or ``"ucb"`` (``beta`` :data:`UCB_BETA`).
         num_restarts, raw_samples: local-search starts and the random pool they are chosen from.
-        acquisition_optimizer: ``"auto"`` (vectorised local search in fully discrete spaces or
-            with a trust region, BoTorch's ``optimize_acqf_mixed_alternating`` otherwise),
-            ``"local"``, ``"botorch"`` or ``"ga"`` (MCBO's genetic algorithm,
-            :func:`bodi.acquisition.genetic.genetic_search`).
-        acquisition_options: extra options for the acquisition optimizer.
-        ucb_beta: ``beta`` of UCB.
-        ucb_after: with ``acquisition="ucb"``, the suggestions made while fewer than this
-            many trials have completed use the expected improvement
-            (:data:`UCB_GIVES_WAY_TO`) instead, UCB those after; ``0`` (default): UCB from
-            the first model-based suggestion.
-        budget: the number of evaluations planned (finished trials, as
-            :func:`bodi.minimize`'s ``budget``, which passes it), or ``None`` (default): not
-            known. Only ``ucb_until`` uses it. Not stored with the study, so that a study may
-            continue with a larger budget.
-        ucb_until: with ``acquisition="ucb"`` and a known ``budget``: once this fraction of
-            the budget has finished, the suggestions use the expected improvement
-            (:data:`UCB_GIVES_WAY_TO`), so that the last evaluations exploit; ``None``
-            (default): UCB to the end.
         trust_region: ``False`` (search the whole space), ``True`` (the class's
             :attr:`default_trust_region`: CASMOPOLITAN's trust region with its default sizes,
             BODi's with its own rule for the box), a :class:`TrustRegionSettings` or a dict
@@ -153,36 +123,6 @@ class GPOptimizer(ModelBasedOptimizer):
             acquisition is constrained qLogNEI (qLogNEHVI with several objectives): each sample
             weighted by the smoothed probability that all constraints hold. Until a feasible
             trial is found the trust region follows the least violation.
-        coarse_steps: the first this many suggestions after the initial design move groups
-            of parameters together, from 5 groups to single parameters
-            (:mod:`bodi.acquisition.coarse_to_fine`); ``0`` (default): never.
-        local_model: fit the GP only on the completed trials inside the trust region (and the
-            :data:`LOCAL_MODEL_MIN_POINTS` nearest its centre, at most ``max_model_points``),
-            so that far points, such as most of a random initial design, do not set the
-            model's length scales near the incumbent; needs a trust region. ``False``
-            (default): every trial (up to ``max_model_points``).
-        design_in_model: which of the initial design's completed trials the model is fitted
-            on (with every later trial): ``"all"`` (the GP baselines' default), ``"few"`` (the
-            design's first :data:`DESIGN_FEW` points and its best, so that random points far
-            from the incumbent do not set the model's length scales and noise), ``"auto"``:
-            for each suggestion both are fitted and the one
-            that predicts the trials they share better is used (mean leave-one-out log
-            density in the outcomes' units, :func:`bodi.models.gp.leave_one_out_log_densities`);
-            the second fit starts from the first's hyperparameters and stops after
-            :data:`WARM_FIT_MAXITER` iterations (``"auto-refit"``: a full fit from scratch,
-            1.6 times the time per suggestion at d = 60, n = 100; docs/speed.md), or
-            ``"reach"`` (BODi's default): ``"all"`` without a trust region or
-            where the region at its largest reaches a typical uniform point from any centre
-            (the expected Hamming distance ``sum_i (1 - 1 / C_i)`` at most ``max_radius``,
-            30 by default: up to 60 binary parameters;
-            :func:`~bodi.acquisition.trust_region.reaches_uniform_points`), ``"auto"``
-            otherwise, since design points beyond the region's reach bear on its model only
-            through the hyperparameters.
-        outcome_warping: a strictly increasing map of each objective's values before the
-            model sees them (:mod:`bodi.models.warping`): ``"none"`` (default), ``"rank"``
-            (the Gaussian copula of the values' ranks) or ``"power"`` (a fitted Yeo-Johnson
-            transform); the expected improvement is then over the incumbent's warped value.
-            One objective only; outcome constraints are modelled as they are.
         failed_trials: what the GP learns from a failed trial: ``"ignore"`` (default):
             nothing (the search only never proposes its point again); ``"worst"``: its point
             enters the model with the worst completed outcome in each column (the smallest
@@ -192,15 +132,32 @@ class GPOptimizer(ModelBasedOptimizer):
             the best completed trial; ``"constraint"``: an unknown constraint, a GP of the
             indicator (+1 failed, -1 completed) on every trial beside the objective's model,
             which the acquisition weights by the probability that it holds (as an outcome
-            constraint), so that the objective's fit never sees an imputed value; with
-            ``acquisition="logei"`` or ``"ucb"``: once a trial has failed, the suggestions
-            use the constrained LogEI (:data:`FAILURE_CONSTRAINT_ACQUISITION`).
+            constraint), so that the objective's fit never sees an imputed value; once a trial
+            has failed, the suggestions use the constrained LogEI
+            (:data:`FAILURE_CONSTRAINT_ACQUISITION`).
 
-    Subclasses implement :meth:`make_model` and extend :meth:`settings`.
+    Subclasses implement :meth:`make_model`, extend :meth:`settings` and may set
+    :attr:`acquisition_optimizer` and :attr:`design_in_model`.
     """
 
     min_completed = 2  # a GP needs two values
     takes_device: ClassVar[bool] = True
+    #: the acquisition optimizer (:func:`bodi.acquisition.optimize_acquisition`'s ``method``):
+    #: ``"auto"``, the local search in fully discrete spaces, with a trust region or with
+    #: constraints, BoTorch's ``optimize_acqf_mixed_alternating`` otherwise
+    acquisition_optimizer: ClassVar[str] = "auto"
+    #: options of the acquisition optimizer (e.g. the local search's ``max_steps``)
+    acquisition_options: ClassVar[Mapping[str, Any]] = MappingProxyType({})
+    #: which of the initial design's completed trials the model is fitted on (with every
+    #: later trial): ``"all"``, or ``"reach"``: all where the trust region at its largest
+    #: reaches a typical uniform point from any centre (the expected Hamming distance
+    #: ``sum_i (1 - 1 / C_i)`` at most ``max_radius``, 30 by default: up to 60 binary
+    #: parameters; :func:`~bodi.acquisition.trust_region.reaches_uniform_points`), else for
+    #: each suggestion the model on all of them or on the design's first :data:`DESIGN_FEW`
+    #: points and its best, whichever predicts the trials both saw better (mean leave-one-out
+    #: log density, :func:`bodi.models.gp.leave_one_out_log_densities`; the second fit starts
+    #: from the first's hyperparameters and runs at most :data:`WARM_FIT_MAXITER` iterations)
+    design_in_model: ClassVar[str] = "all"
     supports_multi_objective: ClassVar[bool] = True
     supports_outcome_constraints: ClassVar[bool] = True
 
@@ -214,22 +171,12 @@ class GPOptimizer(ModelBasedOptimizer):
         acquisition: str = DEFAULT_ACQUISITION,
         num_restarts: int = 10,
         raw_samples: int = 1024,
-        acquisition_optimizer: str = "auto",
-        acquisition_options: dict[str, Any] | None = None,
-        ucb_beta: float = 2.0,
-        ucb_after: int = 0,
-        budget: int | None = None,
-        ucb_until: float | None = None,
         trust_region: bool | TrustRegionSettings | dict[str, Any] = False,
         device: str | torch.device | None = None,
         dtype: str | torch.dtype = "float64",
         ref_point: Sequence[float] | None = None,
         known_objectives: Mapping[int, Callable[[dict[str, Value]], float]] | None = None,
         max_model_points: int | None = DEFAULT_MAX_MODEL_POINTS,
-        coarse_steps: int = 0,
-        local_model: bool = False,
-        design_in_model: str = "all",
-        outcome_warping: str = "none",
         failed_trials: str = "ignore",
         storage: str | Path | Storage | None = None,
         study_name: str | None = None,
@@ -244,29 +191,14 @@ class GPOptimizer(ModelBasedOptimizer):
             space, directions, ref_point, known_objectives)
         trust_region = _check_gp_options(dict(
             acquisition=acquisition, num_restarts=num_restarts, raw_samples=raw_samples,
-            acquisition_optimizer=acquisition_optimizer, acquisition_options=acquisition_options,
-            ucb_beta=ucb_beta, ucb_after=ucb_after, budget=budget, ucb_until=ucb_until,
             trust_region=trust_region, max_model_points=max_model_points,
-            device=device, dtype=dtype, coarse_steps=coarse_steps, local_model=local_model,
-            design_in_model=design_in_model, outcome_warping=outcome_warping,
-            failed_trials=failed_trials), space, self.default_trust_region)
-        if outcome_warping != "none" and len(directions) > 1:
-            raise ValueError("outcome_warping is for one objective: a warping of each objective "
-                             "would change the hypervolume the search maximizes")
+            device=device, dtype=dtype, failed_trials=failed_trials), space,
+            self.default_trust_region, self.acquisition_optimizer)
         self.tensor_kwargs = model_tensor_kwargs(device, dtype)
         self.acquisition = acquisition
         self.num_restarts = num_restarts
         self.raw_samples = raw_samples
-        self.acquisition_optimizer = acquisition_optimizer
-        self.acquisition_options = dict(acquisition_options or {})
-        self.ucb_beta = ucb_beta
-        self.ucb_after = ucb_after
-        self.budget, self.ucb_until = budget, ucb_until
         self.max_model_points = max_model_points
-        self.coarse_steps = coarse_steps
-        self.local_model = local_model
-        self.design_in_model = design_in_model
-        self.outcome_warping = outcome_warping
         self.failed_trials = failed_trials
         self.trust_region_settings: TrustRegionSettings | None = trust_region or None
         self.model: Model | None = None
@@ -277,7 +209,7 @@ class GPOptimizer(ModelBasedOptimizer):
     @classmethod
     def _check_space_free_options(cls, options: dict[str, Any]) -> None:
         super()._check_space_free_options(options)
-        _check_gp_options(options, None, cls.default_trust_region)
+        _check_gp_options(options, None, cls.default_trust_region, cls.acquisition_optimizer)
 
     def settings(self) -> dict[str, Any]:
         """The keyword settings of this optimizer (what a stored study needs to rebuild it)."""
@@ -287,20 +219,14 @@ class GPOptimizer(ModelBasedOptimizer):
             "acquisition": self.acquisition,
             "num_restarts": self.num_restarts,
             "raw_samples": self.raw_samples,
-            "acquisition_optimizer": self.acquisition_optimizer,
-            "acquisition_options": self.acquisition_options,
-            "ucb_beta": self.ucb_beta,
-            "ucb_after": self.ucb_after,
-            "ucb_until": self.ucb_until,
             "trust_region": False if tr is None else dict(tr.__dict__),
             "dtype": dtype_name(self.dtype),
             "ref_point": self.ref_point,
             "max_model_points": self.max_model_points,
-            "coarse_steps": self.coarse_steps,
-            "local_model": self.local_model,
-            "design_in_model": self.design_in_model,
-            "outcome_warping": self.outcome_warping,
             "failed_trials": self.failed_trials,
+            "acquisition_optimizer": self.acquisition_optimizer,
+            "acquisition_options": dict(self.acquisition_options),
+            "design_in_model": self.design_in_model,
         }
 
     #: the trust region that ``trust_region=True`` means and that a dict of fields completes
@@ -319,10 +245,19 @@ class GPOptimizer(ModelBasedOptimizer):
     }
 
     @classmethod
-    def complete_settings(cls, stored: dict[str, Any]) -> dict[str, Any]:
+    def retired_settings(cls, settings: Mapping[str, Any], space: SearchSpace
+                         ) -> dict[str, Any]:
+        return {**super().retired_settings(settings, space),
+                "acquisition_optimizer": cls.acquisition_optimizer,
+                "acquisition_options": dict(cls.acquisition_options), "ucb_beta": UCB_BETA,
+                "ucb_after": 0, "ucb_until": None, "coarse_steps": 0, "local_model": False,
+                "design_in_model": cls.design_in_model, "outcome_warping": "none"}
+
+    @classmethod
+    def complete_settings(cls, stored: dict[str, Any], space: SearchSpace) -> dict[str, Any]:
         """Stored settings completed, the trust region's with the fields an older study did
         not record."""
-        settings = super().complete_settings(stored)
+        settings = super().complete_settings(stored, space)
         if isinstance(settings.get("trust_region"), dict):
             settings["trust_region"] = dict(
                 TrustRegionSettings(**settings["trust_region"]).__dict__)
@@ -431,26 +366,17 @@ class GPOptimizer(ModelBasedOptimizer):
 
     def model_rows(self, center: Tensor) -> Tensor:
         """Indices (ascending) of the completed trials the model is fitted on: all of them,
-        or the ``max_model_points`` nearest ``center`` (:func:`nearest_rows`); with
-        ``local_model`` and a trust region, those inside it and the
-        :data:`LOCAL_MODEL_MIN_POINTS` nearest ``center`` (then the ``max_model_points``
-        nearest of these)."""
+        or the ``max_model_points`` nearest ``center`` (:func:`nearest_rows`)."""
         X = self.X_completed
-        cap = len(X) if self.max_model_points is None else min(len(X), self.max_model_points)
-        rows = torch.arange(len(X))
-        if self.local_model and self.region is not None and len(X) > LOCAL_MODEL_MIN_POINTS:
-            inside = self.region.contains(X)
-            inside[nearest_rows(self.space, X, center, LOCAL_MODEL_MIN_POINTS)] = True
-            rows = torch.nonzero(inside).flatten()
-        if len(rows) <= cap:
-            return rows
-        return rows[nearest_rows(self.space, X[rows], center, cap)]
+        if self.max_model_points is None or len(X) <= self.max_model_points:
+            return torch.arange(len(X))
+        return nearest_rows(self.space, X, center, self.max_model_points)
 
     def few_design_rows(self, rows: Tensor) -> Tensor:
-        """Boolean mask over ``rows`` (indices of completed trials): what the model keeps with
-        ``design_in_model="few"``, every trial that is not a point of the initial design, the
-        design's first :data:`DESIGN_FEW` points and its best completed trial; every row
-        until one trial beyond the design is complete."""
+        """Boolean mask over ``rows`` (indices of completed trials): what the model keeps when
+        it leaves most of the initial design out, every trial that is not a point of the
+        initial design, the design's first :data:`DESIGN_FEW` points and its best completed
+        trial; every row until one trial beyond the design is complete."""
         X, design = self.X_completed[rows], self._design.to(DTYPE)
         keep = torch.ones(len(rows), dtype=torch.bool)
         if not len(design) or not len(rows):
@@ -495,7 +421,7 @@ class GPOptimizer(ModelBasedOptimizer):
     def fit_model_on_rows(self, X: Tensor, Y: Tensor, rows: Tensor) -> tuple[Model, Tensor]:
         """The fitted objective model (:meth:`make_objective_model`) on the completed trials
         ``rows`` of ``X`` and the squashed ``Y``, less of the initial design as
-        ``design_in_model`` says, and on the failed trials as ``failed_trials`` says
+        :attr:`design_in_model` says, and on the failed trials as ``failed_trials`` says
         (:meth:`failed_outcomes`, after the completed rows); returns it and the completed
         rows it was fitted on."""
         tkwargs = self.tensor_kwargs
@@ -505,21 +431,16 @@ class GPOptimizer(ModelBasedOptimizer):
             return self.make_objective_model(torch.cat([X[rows], X_failed]).to(**tkwargs),
                                              torch.cat([Y[rows], Y_failed]).to(**tkwargs))
 
-        mode = self.design_in_model
-        if mode == "reach":
-            tr = self.trust_region_settings
-            mode = "all" if tr is None or reaches_uniform_points(tr, self.space) else "auto"
-        few = self.few_design_rows(rows) if mode != "all" else None
-        if few is None or few.all() or few.sum() < 2:
+        tr = self.trust_region_settings
+        if (self.design_in_model == "all" or tr is None
+                or reaches_uniform_points(tr, self.space)):
             return fit(rows), rows
-        if mode == "few":
-            return fit(rows[few]), rows[few]
+        few = self.few_design_rows(rows)
+        if few.all() or few.sum() < 2:
+            return fit(rows), rows
         everything = fit(rows)
-        if mode == "auto-refit":
+        with warm_started_fits(everything, WARM_FIT_MAXITER):
             fewer = fit(rows[few])
-        else:
-            with warm_started_fits(everything, WARM_FIT_MAXITER):
-                fewer = fit(rows[few])
         try:
             # on the completed trials both saw (the failed ones, last, left out)
             shared = int(few.sum())
@@ -528,18 +449,15 @@ class GPOptimizer(ModelBasedOptimizer):
                 float(leave_one_out_log_densities(fewer)[:shared].mean())]
         except ValueError:  # every objective known: no GP to compare
             return everything, rows
-        logger.debug("design_in_model=%r: all %.4g, few %.4g (leave-one-out log density)",
-                     mode, *scores)
+        logger.debug("design in the model: all %.4g, few %.4g (leave-one-out log density)",
+                     *scores)
         return (fewer, rows[few]) if scores[1] > scores[0] else (everything, rows)
 
     def model_outcomes(self) -> Tensor:
         """``n x (k + c)`` values the model is fitted on, one row per completed trial: the
-        ``k`` objectives (larger is better) warped by ``outcome_warping``
-        (:func:`bodi.models.warping.warp_outcomes`) and the ``c`` outcome constraints as they
-        are (feasible: ``<= 0``), squashed if huge (:func:`squash_outcomes`)."""
-        Y = squash_outcomes(torch.cat([self.Y_completed, self.C_completed], -1), self.dtype)
-        k = self.n_objectives
-        return torch.cat([warp_outcomes(Y[:, :k], self.outcome_warping), Y[:, k:]], -1)
+        ``k`` objectives (larger is better) and the ``c`` outcome constraints (feasible:
+        ``<= 0``), squashed if huge (:func:`squash_outcomes`)."""
+        return squash_outcomes(torch.cat([self.Y_completed, self.C_completed], -1), self.dtype)
 
     def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
         X = self.X_completed
@@ -553,18 +471,15 @@ class GPOptimizer(ModelBasedOptimizer):
         tkwargs = self.tensor_kwargs
         X_model, Y_model = X[rows].to(**tkwargs), Y[rows].to(**tkwargs)
         n_constraints = self.outcome_constraints
-        acquisition = self.acquisition_at(len(X), len(X) + len(self.X_failed))
+        acquisition = self.acquisition
         if self.failed_trials == "constraint" and len(self.X_failed):
             model, Y_model = self.with_failure_constraint(model, X[rows], Y_model)
             n_constraints += 1
             acquisition = FAILURE_CONSTRAINT_ACQUISITION  # the one weighed by the constraint
-        if acquisition == "ts":
-            return self._thompson_points(model, q, X[order[0]], torch.cat([X, self.X_failed,
-                                                                           pending]))
         acq = make_acquisition(
             acquisition, model, X_model, Y_model,
             X_pending=pending.to(**tkwargs) if len(pending) else None, q=q,
-            ucb_beta=self.ucb_beta,
+            ucb_beta=UCB_BETA,
             ref_point=self.reference_point().to(**tkwargs) if self.is_multi_objective else None,
             n_constraints=n_constraints,
         )
@@ -576,15 +491,9 @@ class GPOptimizer(ModelBasedOptimizer):
             "num_restarts": self.num_restarts,
             "raw_samples": self.raw_samples,
             "method": self.acquisition_optimizer,
-            "options": self.acquisition_options,
+            "options": dict(self.acquisition_options),
             "pending": pending if len(pending) else None,
         }
-        groups = coarse_groups(self.space, self.seed, len(X) - self.n_init, self.coarse_steps)
-        if groups is not None and not self.space.constraints:
-            try:
-                return self._group_moves(acq, groups, X[order], kwargs)
-            except SearchSpaceExhaustedError:  # every group move was evaluated
-                pass
         if self.region is not None:
             inside = self.region.contains(X[order])
             try:
@@ -594,48 +503,6 @@ class GPOptimizer(ModelBasedOptimizer):
             except SearchSpaceExhaustedError:  # every point of the region was evaluated
                 pass
         return optimize_acquisition(acq, self.space, incumbents=X[order], **kwargs)
-
-    def acquisition_at(self, completed: int, finished: int) -> str:
-        """The acquisition of a suggestion made with ``completed`` trials completed and
-        ``finished`` finished (completed or failed): :attr:`acquisition`, except that
-        ``"ucb"`` gives way to :data:`UCB_GIVES_WAY_TO` while ``completed < ucb_after`` and
-        once ``finished >= ucb_until * budget``."""
-        late = (self.budget is not None and self.ucb_until is not None
-                and finished >= self.ucb_until * self.budget)
-        if self.acquisition == "ucb" and (completed < self.ucb_after or late):
-            return UCB_GIVES_WAY_TO
-        return self.acquisition
-
-    def _thompson_points(self, model: Model, q: int, incumbent: Tensor, avoid: Tensor) -> Tensor:
-        """``q x dim`` points of Thompson sampling (:mod:`bodi.acquisition.thompson`) in the
-        trust region, or over the whole space when there is none or every candidate of the
-        region was evaluated."""
-        def sample(region: TrustRegion | None, center: Tensor) -> Tensor:
-            return thompson_sample(model, self.space, q, self.raw_samples, center=center,
-                                   region=region, avoid=avoid,
-                                   tensor_kwargs=self.tensor_kwargs)
-
-        if self.region is not None:
-            try:
-                return sample(self.region, self.region.center)
-            except SearchSpaceExhaustedError:  # every candidate of the region was evaluated
-                pass
-        return sample(None, incumbent)
-
-    def _group_moves(self, acq: Any, groups: Groups, ranked: Tensor,
-                     kwargs: dict[str, Any]) -> Tensor:
-        """``q x dim`` points chosen among the group moves of the incumbent (``ranked[0]``;
-        ``ranked``: the completed trials, best first): the acquisition maximized by local
-        search over the moves (:mod:`bodi.acquisition.coarse_to_fine`)."""
-        center = ranked[0]
-        avoid, avoid_inside = groups.project(kwargs["avoid"], center)
-        incumbents, inside = groups.project(ranked, center)
-        moves = GroupMoveAcquisition(acq, groups, center, kwargs["pending"])
-        Z = optimize_acquisition(
-            moves, groups.group_space(), q=kwargs["q"], avoid=avoid[avoid_inside],
-            incumbents=incumbents[inside], num_restarts=self.num_restarts,
-            raw_samples=self.raw_samples, method="local")
-        return groups.lift(Z, center)
 
 
 def nearest_rows(space: SearchSpace, X: Tensor, center: Tensor, k: int) -> Tensor:
@@ -665,46 +532,20 @@ def penalize_infeasible(utility: Tensor, C: Tensor) -> Tensor:
 
 
 def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None,
-                      default_region: TrustRegionSettings) -> TrustRegionSettings | bool:
-    """Check :class:`GPOptimizer`'s options (those of ``space``, if given, too); returns the
-    trust region as ``False`` or :class:`TrustRegionSettings` (``True`` and a dict of fields
-    completed with ``default_region``)."""
-    acquisition, acquisition_optimizer = options["acquisition"], options["acquisition_optimizer"]
-    num_restarts, raw_samples = options["num_restarts"], options["raw_samples"]
-    acquisition_options, ucb_beta = options["acquisition_options"], options["ucb_beta"]
-    trust_region, max_model_points = options["trust_region"], options["max_model_points"]
-    device, dtype = options["device"], options["dtype"]
-    for name, value in (("num_restarts", num_restarts), ("raw_samples", raw_samples)):
-        check_integer(name, value)
-    if isinstance(ucb_beta, bool) or not isinstance(ucb_beta, int | float) or not (
-        math.isfinite(ucb_beta) and ucb_beta >= 0
-    ):
-        raise ValueError(f"ucb_beta must be a finite number >= 0, got {ucb_beta!r}")
-    check_integer("max_model_points", max_model_points, 2, optional=True)
-    check_integer("coarse_steps", options["coarse_steps"], 0)
-    check_integer("ucb_after", options["ucb_after"], 0)
-    check_integer("budget", options["budget"], optional=True)
-    ucb_until = options["ucb_until"]
-    if ucb_until is not None and (isinstance(ucb_until, bool) or not isinstance(
-            ucb_until, int | float) or not 0 <= ucb_until <= 1):
-        raise ValueError(f"ucb_until must be a fraction in [0, 1] or None, got {ucb_until!r}")
-    if not isinstance(options["local_model"], bool):
-        raise ValueError(f"local_model must be True or False, got {options['local_model']!r}")
-    check_outcome_warping(options["outcome_warping"])
+                      default_region: TrustRegionSettings,
+                      acquisition_optimizer: str) -> TrustRegionSettings | bool:
+    """Check :class:`GPOptimizer`'s options (those of ``space``, if given, too) for a class
+    with ``acquisition_optimizer``; returns the trust region as ``False`` or
+    :class:`TrustRegionSettings` (``True`` and a dict of fields completed with
+    ``default_region``)."""
+    trust_region = options["trust_region"]
+    for name in ("num_restarts", "raw_samples"):
+        check_integer(name, options[name])
+    check_integer("max_model_points", options["max_model_points"], 2, optional=True)
     if options["failed_trials"] not in FAILED_TRIALS:
         raise ValueError(f"failed_trials must be one of {', '.join(FAILED_TRIALS)}, got "
                          f"{options['failed_trials']!r}")
-    if (options["failed_trials"] == "constraint"
-            and options["acquisition"] not in WEIGHED_BY_FAILURES):
-        raise ValueError("failed_trials='constraint' needs acquisition 'logei' or 'ucb' (after "
-                         "a failure: the constrained expected improvement), got "
-                         f"{options['acquisition']!r}")
-    if options["design_in_model"] not in DESIGN_IN_MODEL:
-        raise ValueError(f"design_in_model must be one of {', '.join(DESIGN_IN_MODEL)}, got "
-                         f"{options['design_in_model']!r}")
-    if acquisition_options is not None and not isinstance(acquisition_options, dict):
-        raise ValueError(f"acquisition_options must be a dict, got {acquisition_options!r}")
-    check_acquisition(acquisition)
+    check_acquisition(options["acquisition"])
     if isinstance(trust_region, dict):  # as stored with a study, or from a method spec
         trust_region = complete_trust_region(trust_region, default_region)
     if not isinstance(trust_region, bool | TrustRegionSettings):
@@ -712,10 +553,7 @@ def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None,
                          f"{trust_region!r}")
     check_acquisition_optimizer(acquisition_optimizer, trust_region=trust_region is not False,
                                 constrained=space is not None and bool(space.constraints))
-    if options["local_model"] and trust_region is False:
-        raise ValueError("local_model=True fits the model inside the trust region; it needs "
-                         "trust_region")
-    model_tensor_kwargs(device, dtype)
+    model_tensor_kwargs(options["device"], options["dtype"])
     return default_region if trust_region is True else trust_region
 
 
@@ -773,6 +611,3 @@ def squash_outcomes(Y: Tensor, dtype: torch.dtype = torch.float64) -> Tensor:
     if Y.numel() == 0 or Y.abs().max() <= SQUASH_ABOVE[dtype]:
         return Y
     return Y.sign() * Y.abs().log1p()
-
-
-#: the acquisition optimizers of :func:`bodi.acquisition.optimize_acquisition`

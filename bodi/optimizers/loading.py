@@ -46,12 +46,12 @@ def load_study(
     if runtime and not cls.takes_device:
         raise ValueError(f"study {study_name!r} runs {record.optimizer}, which has no model "
                          "device; omit device")
-    settings = cls.complete_settings(record.settings)
     try:
         space = SearchSpace.from_dict(record.space)
     except (ValueError, TypeError, KeyError) as err:
         raise ValueError(f"{getattr(store, 'path', 'the storage')} is damaged: the space of "
                          f"study {study_name!r} ({err}); restore it from a copy") from None
+    settings = cls.complete_settings(record.settings, space)
     try:
         return cls(
             space, seed=record.seed, direction=record.direction,

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from types import MappingProxyType
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -29,12 +27,11 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Method:
-    """A named optimizer: its class (``"module:Class"``) and the options it pins."""
+    """A named optimizer: its class (``"module:Class"``) and a line saying what it is."""
 
     name: str
     target: str
     summary: str
-    options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def class_name(self) -> str:
@@ -45,20 +42,14 @@ class Method:
         return getattr(importlib.import_module(module), name)
 
 
-_PAPER = MappingProxyType({"dictionary": "diverse", "dictionary_size": 128,
-                           "dictionary_reference": "none", "trust_region": False,
-                           "kernel": "hed", "design_in_model": "all", "first_order": False,
-                           "failed_trials": "ignore", "acquisition": "logei"})
-
 #: name -> method, in the order reports list them
 METHODS: dict[str, Method] = {m.name: m for m in (
     Method("bodi", "bodi.optimizers.bo:BODi",
            "BODi with bodi's defaults (HED times a Hamming-distance kernel plus a first-order "
            "term, incumbent-relative dictionary, Hamming trust region, upper confidence "
            "bound, failed trials as an unknown constraint)"),
-    # the paper's configuration, pinned whatever bodi's defaults become
-    Method("bodi-paper", "bodi.optimizers.bo:BODi",
-           "BODi as in the paper (no dictionary reference, no trust region)", _PAPER),
+    Method("bodi-paper", "bodi.optimizers.bo:PaperBODi",
+           "BODi as in the paper (HED kernel, no dictionary reference, no trust region)"),
     Method("random", "bodi.optimizers.random_search:RandomSearch",
            "uniform random search, never repeating a point"),
     Method("casmopolitan", "bodi.baselines.casmopolitan:CASMOPOLITAN",
@@ -161,16 +152,25 @@ def configuration(spec: str, space: SearchSpace, *, n_init: int | None = None,
     """The class and settings of the optimizer that ``spec`` builds on ``space`` (each option
     and the defaults for ``space`` filled in), where its class's settings define its behaviour
     (:attr:`bodi.Optimizer.settings_define_behaviour`); ``None`` otherwise, or where ``spec``
-    does not parse or build."""
+    does not parse or build. A spec of an older bodi that names an option this one no longer
+    has (:meth:`bodi.Optimizer.retired_settings`) is today's optimizer's configuration where
+    the option's value is what that optimizer does, and that configuration with the option's
+    value otherwise (the configuration the older bodi ran; equal to what another spec of the
+    same older configuration gives)."""
     try:
-        cls = METHODS[parse_method(spec)[0]].load()
+        name, options = parse_method(spec)
+        cls = METHODS[name].load()
         if not cls.settings_define_behaviour:
             return None
-        optimizer = make_optimizer(spec, space, seed=0, direction="minimize", n_init=n_init,
-                                   design=design)
+        known = cls.option_defaults()
+        retired = {key: options.pop(key) for key in list(options) if key not in known}
+        settings = _build(cls, spec, options, space, seed=0, direction="minimize",
+                          n_init=n_init, design=design).settings()
     except ValueError:
         return None
-    return cls, optimizer.settings()
+    today = cls.retired_settings(settings, space)
+    return cls, {**settings, **{key: value for key, value in retired.items()
+                                if key not in today or value != today[key]}}
 
 
 def make_optimizer(
@@ -188,9 +188,15 @@ def make_optimizer(
     ``storage=``) go to the class as they are.
     """
     name, options = parse_method(spec)
-    method = METHODS[name]
-    options = {**method.options, **options}
-    cls = method.load()
+    return _build(METHODS[name].load(), spec, options, space, seed=seed, direction=direction,
+                  n_init=n_init, device=device, budget=budget, design=design, **kwargs)
+
+
+def _build(cls: type[Optimizer], spec: str, options: dict[str, Any], space: SearchSpace, *,
+           seed: int, direction: str, n_init: int | None = None, device: str | None = None,
+           budget: int | None = None, design: str | None = None, **kwargs: Any) -> Optimizer:
+    """``cls`` with ``options`` (those of ``spec``) and the shared ones (see
+    :func:`make_optimizer`)."""
     if n_init is not None and cls.uses_initial_design:
         options.setdefault("n_init", n_init)
     if (design is not None and cls.uses_initial_design

@@ -13,7 +13,6 @@ from bodi.baselines.bounce import (
     TrustRegion,
     _fit_gp,
     _join,
-    _stage_dictionary,
 )
 from bodi.experiments.results import ResultsStore
 from bodi.experiments.runner import run_benchmark
@@ -101,56 +100,14 @@ def test_the_model_is_bounces_single_task_gp_with_a_one_pass_posterior():
     assert torch.allclose(fast.variance, slow.variance, atol=1e-9)
 
 
-@pytest.mark.parametrize("space", [MIXED, SearchSpace([Binary(f"b{i}") for i in range(20)])],
-                         ids=["mixed", "binary"])
-def test_the_hed_kernel_multiplies_bounces_discrete_kernel_by_the_embedding(space):
-    # kernel="hed": k_d * k_HED on the discrete target coordinates, a dictionary relabelled
-    # around the stage's incumbent; with the HED factor at a constant (huge lengthscales) the
-    # covariance is Bounce's own
-    from bodi.hed.kernel import HammingEmbeddingKernel
-
-    emb = Embedding(space, 5, np.random.default_rng(0))
-    X = (_random_target_points(emb, 30) + 1) / 2
-    y = torch.sin(3 * X).sum(-1)
-    y = (y - y.mean()) / y.std()
-    center = X[int(y.argmax())]
-    dictionary = _stage_dictionary(emb, center, 16, seed=4)
-    discrete = emb.kind_columns("binary", "categorical")
-    assert dictionary.m == 16 and dictionary.d == len(discrete)
-    assert torch.equal(dictionary.rows, _stage_dictionary(emb, center, 16, seed=4).rows)
-    model = _fit_gp(X, y, emb, dictionary)
-    hed = [k for k in model.covar_module.modules() if isinstance(k, HammingEmbeddingKernel)]
-    assert len(hed) == 1 and hed[0].dictionary.d == len(discrete)
-    with torch.no_grad():
-        both = model.covar_module(X).to_dense()
-        hed[0].base_kernel.lengthscale = 1e6
-        constant_hed = model.covar_module(X).to_dense()
-        base = model.covar_module.base_kernel  # drop the HED factor: Bounce's kernel
-        if hasattr(base, "discrete_factor"):
-            base.discrete_factor = None
-        else:
-            model.covar_module.base_kernel = base.kernels[0]
-        bounce = model.covar_module(X).to_dense()
-    assert torch.allclose(constant_hed, bounce, atol=1e-6)
-    assert not torch.allclose(both, bounce, atol=1e-3)
-
-
-def test_bounce_with_the_hed_kernel_runs_replays_and_checks_its_options():
-    with pytest.raises(ValueError, match="unknown Bounce kernel"):
-        Bounce(MIXED, kernel="overlap")
-    with pytest.raises(ValueError, match="dictionary_size"):
-        Bounce(MIXED, kernel="hed", dictionary_size=0)
-    assert "kernel" not in Bounce(MIXED).settings()  # Bounce's own settings are unchanged
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        live = _run(Bounce(MIXED, seed=3, budget=16, kernel="hed", dictionary_size=16),
-                    _objective, 12)
-        twin = Bounce(MIXED, seed=3, budget=16, kernel="hed", dictionary_size=16)
-        for trial in live.trials:
-            twin.tell(trial.params, trial.value)
-        assert twin.ask() == live.ask()
-    assert live.settings()["kernel"] == "hed"
-    assert len({tuple(t.x.tolist()) for t in live.trials}) == len(live.trials)
+def test_a_bounce_study_with_the_removed_hed_kernel_fails_with_one_line():
+    with pytest.raises(TypeError, match="kernel"):
+        Bounce(MIXED, kernel="hed")
+    settings = Bounce(MIXED).settings()
+    assert Bounce.complete_settings({**settings, "kernel": "bounce"}, MIXED) == settings
+    with pytest.raises(ValueError, match=r"^this study ran Bounce with kernel='hed', "
+                                         r"dictionary_size=16, an option"):
+        Bounce.complete_settings({**settings, "kernel": "hed", "dictionary_size": 16}, MIXED)
 
 
 def test_stage_budgets_and_trust_region_follow_bounce():

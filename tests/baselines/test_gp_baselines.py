@@ -83,7 +83,8 @@ def test_same_seed_same_run_and_a_stored_study_resumes(tmp_path):
 def test_botorch_mixed_refuses_a_trust_region():
     with pytest.raises(ValueError, match="trust region"):
         BoTorchMixed(planted_binary(4).space, trust_region=True)
-    with pytest.raises(ValueError, match="optimize_acqf_mixed_alternating"):
+    assert BoTorchMixed.acquisition_optimizer == "botorch"
+    with pytest.raises(TypeError, match="acquisition_optimizer"):
         BoTorchMixed(planted_binary(4).space, acquisition_optimizer="local")
 
 

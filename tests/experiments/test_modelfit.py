@@ -9,13 +9,13 @@ import torch
 from bodi.cli import main
 from bodi.experiments.modelfit import (
     FIELDS,
+    SURROGATES,
     draw_points,
     gaussian_metrics,
     read_csv,
     run_modelfit,
     write_outputs,
 )
-from bodi.models import SURROGATES
 from bodi.problems import planted_mixed
 from bodi.space import Binary, SearchSpace
 

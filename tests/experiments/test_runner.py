@@ -1,7 +1,6 @@
 """The benchmark runner, its storage, resume after SIGKILL, plots and reports."""
 
 import os
-import re
 import signal
 import sqlite3
 import subprocess
@@ -17,24 +16,10 @@ from bodi.experiments.analysis import (
     report,
     shift_report,
 )
-from bodi.experiments.results import (
-    CASMOPOLITAN_TOLERANCE,
-    FORMAT_VERSION,
-    Evaluation,
-    ResultsStore,
-    spec_with_casmopolitan_tolerance,
-    spec_with_expected_improvement,
-    spec_with_first_order_term,
-    spec_with_held_out_design,
-    spec_with_whole_design,
-    spec_without_first_order,
-)
+from bodi.experiments.results import FORMAT_VERSION, Evaluation, ResultsStore
 from bodi.experiments.runner import expand_seeds, run_benchmark
 from bodi.optimizers.registry import make_optimizer, parse_method, split_methods
-from bodi.space import Binary, Categorical, Continuous, SearchSpace
-
-#: the option that bodi 0.6's relabelling gives the runs of bodi 0.1-0.5
-TOLERANCE_40 = CASMOPOLITAN_TOLERANCE
+from bodi.space import Binary, SearchSpace
 
 
 def _rows(out):
@@ -211,317 +196,21 @@ def test_plot_and_report(tmp_path):
         report(tmp_path, methods=["a|b"])
 
 
-def test_runs_stored_under_older_defaults_are_relabelled_once(tmp_path):
-    # a database of bodi 0.1 (user_version 0), whose BODi defaulted to kernel="hed"
-    old = tmp_path / "old"
-    store = ResultsStore(old)
-    for method in ("bodi", "bodi[dtype=float32]", "bodi[kernel=hamming]", "bodi-paper", "sa"):
-        store.register("p", method, 0, "minimize", None, 1, 1)
-        store.append("p", method, 0, "minimize", Evaluation({"x": 1}, 1.0, 0.0, 0.0))
-    store.close()
-    with sqlite3.connect(old / "results.db") as db:
-        db.execute("PRAGMA user_version = 0")
-    expected = ["bodi-paper", *sorted(
-        f"bodi[{options},{TOLERANCE_40},first_order=false,acquisition=logei]" for options in (
-            "kernel=hamming,design_in_model=all", "kernel=hed,design_in_model=all",
-            "kernel=hed,dtype=float32,design_in_model=all")), "sa"]
-
-    def methods(table):
-        with sqlite3.connect(old / "results.db") as db:
-            return [m for (m,) in db.execute(f"SELECT method FROM {table} ORDER BY method")]
-
-    ResultsStore(old, read_only=True).close()  # a report changes nothing
-    assert "bodi" in methods("tasks")
-    ResultsStore(old).close()
-    assert methods("tasks") == methods("evaluations") == expected
-    # a run of the current default stored after that is not relabelled when reopened
-    store = ResultsStore(old)
+def test_a_database_of_older_labels_is_read_as_it_is_and_not_written(tmp_path):
+    store = ResultsStore(tmp_path)
     store.register("p", "bodi", 0, "minimize", None, 1, 1)
+    store.append("p", "bodi", 0, "minimize", Evaluation({"x1": True}, 1.0, 0.0, 0.0))
     store.close()
-    ResultsStore(old).close()
-    assert methods("tasks") == sorted([*expected, "bodi"])
-
-
-def _relabelled(method: str, categorical: bool = False) -> str:
-    """``method`` of bodi 0.4 under today's labels (the steps from format version 3 on; on
-    an all-categorical problem of the registry without step 9's)."""
-    return _from_08(spec_without_first_order(spec_with_casmopolitan_tolerance(
-        spec_with_whole_design(method))), categorical)
-
-
-def _from_06(method: str) -> str:
-    """``method`` of bodi 0.5 or 0.6 under today's labels (the steps from format version 5
-    on), on a problem that is not all-categorical."""
-    return _from_08(spec_without_first_order(spec_with_held_out_design(method)))
-
-
-def _from_08(method: str, categorical: bool = False) -> str:
-    """``method`` of bodi 0.8 or 0.9 (0.9 on an all-categorical problem) under today's
-    labels: step 9, the expected improvement named where the default is now the upper
-    confidence bound."""
-    return method if categorical else spec_with_expected_improvement(method)
-
-
-def _store_as_version(folder, problems: dict, methods, version: int) -> None:
-    """A results database whose runs (one evaluation of each method on each problem, with
-    the problem's params) an older bodi stored: ``PRAGMA user_version`` set to ``version``."""
-    store = ResultsStore(folder)
-    for problem, params in problems.items():
-        for method in methods:
-            store.register(problem, method, 0, "minimize", None, 1, 1)
-            store.append(problem, method, 0, "minimize", Evaluation(params, 1.0, 0.0, 0.0))
+    with sqlite3.connect(tmp_path / "results.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION
+        db.execute("PRAGMA user_version = 8")  # as bodi 0.9 wrote it
+    store = ResultsStore(tmp_path, read_only=True)
+    assert [t["method"] for t in store.tasks()] == ["bodi"]
     store.close()
-    with sqlite3.connect(folder / "results.db") as db:
-        db.execute(f"PRAGMA user_version = {version}")
-
-
-def test_runs_of_bodi_02_on_mixed_problems_are_relabelled_with_its_trust_region(tmp_path):
-    from bodi.experiments.results import spec_without_own_box
-
-    # a database of bodi 0.2 (user_version 1): a mixed problem of the registry, an unknown
-    # problem with a continuous value, and an all-discrete problem
-    problems = {"ackley53-shifted": {"x1": True, "u1": 0.5}, "mine": {"a": 1, "u": 0.25},
-                "labs50-shifted": {"x1": True}}
-    methods = ("bodi", "bodi[trust_region.init_radius=2]", "bodi[trust_region=false]",
-               "bodi[trust_region.box_failure_tolerance=4]", "bodi-paper", "sa",
-               "bodi[kernel=hed,trust_region.schedule=geometric]")
-    _store_as_version(tmp_path, problems, methods, 1)
-    mixed = sorted(map(_relabelled, [
-        "bodi[trust_region.box_failure_tolerance=null]",
-        "bodi[trust_region.init_radius=2,trust_region.box_failure_tolerance=null]",
-        *methods[2:]]))
-    expected = {"ackley53-shifted": mixed, "mine": mixed,
-                "labs50-shifted": sorted(map(_relabelled, methods))}
-
-    def stored():
-        with sqlite3.connect(tmp_path / "results.db") as db:
-            return db.execute("PRAGMA user_version").fetchone()[0], {problem: sorted(
-                m for (m,) in db.execute("SELECT method FROM evaluations WHERE problem = ?",
-                                         (problem,))) for problem in problems}
-
-    # a report reads the file as it is, under today's labels
-    reader = ResultsStore(tmp_path, read_only=True)
-    for keys in ({(t["problem"], t["method"]) for t in reader.tasks()},
-                 {key[:2] for key in reader.curves()}):
-        assert keys == {(problem, m) for problem, ms in expected.items() for m in ms}
-    label = ("bodi[trust_region.box_failure_tolerance=null,design_in_model=all,"
-             f"{TOLERANCE_40},first_order=false,acquisition=logei]")
-    assert reader.history("mine", label, 0)[0].params == problems["mine"]
-    assert reader.history("mine", "bodi", 0) == []  # no run is today's default
-    assert reader.history("labs50-shifted",
-                          f"bodi[design_in_model=all,{TOLERANCE_40},first_order=false,"
-                          "acquisition=logei]",
-                          0)[0].params == problems["labs50-shifted"]
-    reader.close()
-    assert stored()[0] == 1
-    # a writer relabels the file
-    ResultsStore(tmp_path).close()
-    assert stored() == (FORMAT_VERSION, expected)
-    # each new label builds the region that the run had under bodi 0.2
-    space = SearchSpace([Binary("a"), Continuous("u", 0.0, 1.0)])
-    for method in methods[:-2] + methods[-1:]:  # sa has no region
-        region = make_optimizer(spec_without_own_box(method), space, seed=0,
-                                direction="minimize").trust_region_settings
-        box = None if region is None else region.box_failure_tolerance
-        assert box == (4 if "=4" in method else None), method
-
-
-def test_runs_of_bodi_03_on_categorical_problems_are_relabelled_with_its_kernel(tmp_path):
-    from bodi.experiments.results import spec_with_product_kernel
-
-    # a database of bodi 0.3 (user_version 2): an all-categorical problem of the registry,
-    # an unknown problem (its integers could be categories or integers: left alone) and a
-    # binary one
-    problems = {"pest50-shifted": {"x1": 1}, "mine": {"a": 1}, "labs50-shifted": {"x1": True}}
-    methods = ("bodi", "bodi[design_noise=false]", "bodi[kernel=hamming]",
-               "bodi[kernel=hed]", "bodi-paper", "bounce")
-    _store_as_version(tmp_path, problems, methods, 2)
-    categorical = sorted(_relabelled(m, categorical=True) for m in [
-        "bodi[kernel=hed*hamming]", "bodi[design_noise=false,kernel=hed*hamming]",
-        *methods[2:]])
-    reader = ResultsStore(tmp_path, read_only=True)
-    assert {t["method"] for t in reader.tasks() if t["problem"] == "pest50-shifted"} == set(
-        categorical)
-    reader.close()
-    ResultsStore(tmp_path).close()
-    with sqlite3.connect(tmp_path / "results.db") as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION
-        for problem in problems:
-            stored = sorted(m for (m,) in db.execute(
-                "SELECT method FROM evaluations WHERE problem = ?", (problem,)))
-            assert stored == (categorical if problem == "pest50-shifted" else sorted(
-                map(_relabelled, methods)))
-    # each new label builds bodi 0.3's model of a categorical space
-    space = SearchSpace([Categorical("a", ["x", "y", "z"]), Categorical("b", [1, 2, 3])])
-    for method in methods[:2]:
-        optimizer = make_optimizer(spec_with_product_kernel(method), space, seed=0,
-                                   direction="minimize")
-        assert optimizer.kernel == "hed*hamming"
-    assert make_optimizer("bodi", space, seed=0, direction="minimize").kernel == "hamming"
-
-
-#: a binary problem and a mixed one, as the relabel tests below store them
-BINARY_AND_MIXED = {"labs50-shifted": {"x1": True}, "mine": {"a": 1, "u": 0.25}}
-
-
-def _check_relabelled(folder, problems, expected) -> None:
-    """A report reads the older database under today's labels ``expected`` without changing
-    it; a writer then relabels the file to them and sets its format version."""
-    reader = ResultsStore(folder, read_only=True)
-    assert sorted(t["method"] for t in reader.tasks() if t["problem"] == "mine") == expected
-    reader.close()
-    ResultsStore(folder).close()
-    with sqlite3.connect(folder / "results.db") as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION
-        for problem in problems:
-            assert sorted(m for (m,) in db.execute(
-                "SELECT method FROM tasks WHERE problem = ?", (problem,))) == expected
-
-
-def _check_design_in_model_of_labels(expected) -> None:
-    """Each ``bodi[...design_in_model=X...]`` label builds a BODi with ``X``; ``bodi`` is
-    today's ``"reach"``."""
-    space = SearchSpace([Binary("a"), Continuous("u", 0.0, 1.0)])
-    for method in expected:
-        if method.startswith("bodi["):
-            optimizer = make_optimizer(method, space, seed=0, direction="minimize")
-            assert optimizer.design_in_model == re.search(r"design_in_model=(\w+)",
-                                                          method).group(1)
-    assert make_optimizer("bodi", space, seed=0, direction="minimize").design_in_model == "reach"
-
-
-def test_runs_of_bodi_04_are_relabelled_with_the_whole_design_in_the_model(tmp_path):
-    # a database of bodi 0.4 (user_version 3): every bodi spec without design_in_model, on
-    # any problem, ran with design_in_model="all"
-    methods = ("bodi", "bodi[design_noise=false]", "bodi[kernel=hed,dtype=float32]",
-               "bodi[design_in_model=auto]", "bodi[design_in_model=few]", "bodi-paper",
-               "casmopolitan")
-    _store_as_version(tmp_path, BINARY_AND_MIXED, methods, 3)
-    expected = sorted(map(_relabelled, [
-        "bodi[design_in_model=all]", "bodi[design_noise=false,design_in_model=all]",
-        "bodi[kernel=hed,dtype=float32,design_in_model=all]", *methods[3:]]))
-    _check_relabelled(tmp_path, BINARY_AND_MIXED, expected)
-    _check_design_in_model_of_labels(expected)  # each new label builds bodi 0.4's choice
-    space = SearchSpace([Binary("a"), Continuous("u", 0.0, 1.0)])
-    assert make_optimizer("bodi-paper", space, seed=0,
-                          direction="minimize").design_in_model == "all"
-
-
-def test_runs_of_bodi_05_are_relabelled_with_casmopolitans_failure_tolerance(tmp_path):
-    # a database of bodi 0.5 (user_version 4): every bodi spec whose region took BODi's
-    # default failure tolerance, on any problem, shrank its region after 40 failures
-    methods = ("bodi", "bodi[design_in_model=all]", "bodi[trust_region=true,dtype=float32]",
-               "bodi[trust_region.init_radius=2]", "bodi[trust_region.failure_tolerance=10]",
-               "bodi[trust_region.schedule=geometric]", "bodi[trust_region=false]",
-               "bodi[acquisition_optimizer=botorch]", "bodi-paper", "casmopolitan")
-    _store_as_version(tmp_path, BINARY_AND_MIXED, methods, 4)
-    expected = sorted(map(_from_06, [
-        f"bodi[{TOLERANCE_40}]", f"bodi[design_in_model=all,{TOLERANCE_40}]",
-        f"bodi[dtype=float32,{TOLERANCE_40}]", f"bodi[trust_region.init_radius=2,{TOLERANCE_40}]",
-        *methods[4:]]))
-    _check_relabelled(tmp_path, BINARY_AND_MIXED, expected)
-    # each new label builds bodi 0.5's region; today's default shrinks after 10 failures
-    space = SearchSpace([Binary("a"), Continuous("u", 0.0, 1.0)])
-    for method in expected:
-        if TOLERANCE_40 in method:
-            optimizer = make_optimizer(method, space, seed=0, direction="minimize")
-            assert optimizer.trust_region_settings.failure_tolerance == 40
-    assert make_optimizer("bodi", space, seed=0, direction="minimize").trust_region_settings == (
-        make_optimizer("bodi[trust_region.failure_tolerance=10]", space, seed=0,
-                       direction="minimize").trust_region_settings)
-
-
-def test_runs_of_bodi_06_are_relabelled_with_the_held_out_design_choice(tmp_path):
-    # a database of bodi 0.6 (user_version 5): every bodi spec without a design_in_model
-    # option, on any problem, chose the design in its model by held-out fit ("auto")
-    methods = ("bodi", "bodi[trust_region.failure_tolerance=10]", "bodi[kernel=hed]",
-               "bodi[trust_region=false]", "bodi[design_in_model=all]",
-               "bodi[design_in_model=reach]", "bodi-paper", "casmopolitan")
-    _store_as_version(tmp_path, BINARY_AND_MIXED, methods, 5)
-    expected = sorted(_from_08(spec_without_first_order(m)) for m in [
-        "bodi[design_in_model=auto]",
-        "bodi[trust_region.failure_tolerance=10,design_in_model=auto]",
-        "bodi[kernel=hed,design_in_model=auto]", "bodi[trust_region=false,design_in_model=auto]",
-        *methods[4:]])
-    assert sorted(map(_from_06, methods)) == expected
-    _check_relabelled(tmp_path, BINARY_AND_MIXED, expected)
-    _check_design_in_model_of_labels(expected)  # each new label builds bodi 0.6's choice
-
-
-def test_runs_of_bodi_07_are_relabelled_without_the_first_order_term(tmp_path):
-    # a database of bodi 0.7 (user_version 6): every bodi spec without a first_order option,
-    # on any problem, modelled with the kernel alone (first_order=False)
-    methods = ("bodi", "bodi[design_in_model=reach]", "bodi[kernel=hed,design_in_model=all]",
-               "bodi[first_order=auto-rescale]", "bodi[first_order=auto]",
-               "bodi[first_order=true]", "bodi-paper", "bounce")
-    _store_as_version(tmp_path, BINARY_AND_MIXED, methods, 6)
-    expected = sorted(map(_from_08, [
-        "bodi[first_order=false]", "bodi[design_in_model=reach,first_order=false]",
-        "bodi[kernel=hed,design_in_model=all,first_order=false]", *methods[3:]]))
-    assert sorted(_from_08(spec_without_first_order(m)) for m in methods) == expected
-    _check_relabelled(tmp_path, BINARY_AND_MIXED, expected)
-    # each new label builds bodi 0.7's model; today's default is the one-fit first-order rule
-    space = SearchSpace([Binary("a"), Continuous("u", 0.0, 1.0)])
-    for method in expected:
-        if method.startswith("bodi["):
-            optimizer = make_optimizer(method, space, seed=0, direction="minimize")
-            assert optimizer.first_order == parse_method(method)[1]["first_order"]
-    assert make_optimizer("bodi", space, seed=0,
-                          direction="minimize").first_order == "auto-rescale"
-    assert make_optimizer("bodi-paper", space, seed=0, direction="minimize").first_order is False
-
-
-def test_runs_of_bodi_08_on_categorical_problems_are_relabelled_with_the_first_order_term(
-        tmp_path):
-    # a database of bodi 0.8 (user_version 7): a bodi spec without a first_order option fitted
-    # the term on every problem; bodi 0.9 fits none on an all-categorical space, so there
-    # (and only there, of the registry's problems) such runs read first_order=auto-rescale
-    problems = {"pest50-shifted": {"x1": 1}, "mine": {"a": 1}, **BINARY_AND_MIXED}
-    methods = ("bodi", "bodi[design_in_model=all]", "bodi[first_order=false]",
-               "bodi[first_order=true]", "bodi-paper", "bounce")
-    _store_as_version(tmp_path, problems, methods, 7)
-    term = ["bodi[first_order=auto-rescale]", "bodi[design_in_model=all,first_order=auto-rescale]"]
-    assert [spec_with_first_order_term(m) for m in methods] == [*term, *methods[2:]]
-    ResultsStore(tmp_path).close()
-    with sqlite3.connect(tmp_path / "results.db") as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION
-        for problem in problems:
-            assert sorted(m for (m,) in db.execute(
-                "SELECT method FROM evaluations WHERE problem = ?", (problem,))) == sorted(
-                [*term, *methods[2:]] if problem == "pest50-shifted" else map(_from_08, methods))
-    # the new label builds bodi 0.8's model of a categorical space; today's has no term
-    space = SearchSpace([Categorical("a", ["x", "y", "z"]), Categorical("b", [1, 2, 3])])
-    assert make_optimizer(term[0], space, seed=0,
-                          direction="minimize").first_order == "auto-rescale"
-    assert make_optimizer("bodi", space, seed=0, direction="minimize").first_order is False
-
-
-def test_runs_of_bodi_09_are_relabelled_with_the_expected_improvement(tmp_path):
-    # a database of bodi 0.9 (user_version 8): every bodi spec without an acquisition option
-    # ran LogEI; bodi 0.10's default is the upper confidence bound except on an all-categorical
-    # space, so such runs read acquisition=logei on every problem but those of the registry
-    # that are all-categorical
-    problems = {"pest50-shifted": {"x1": 1}, "mine": {"a": 1}, **BINARY_AND_MIXED}
-    methods = ("bodi", "bodi[first_order=false]", "bodi[acquisition=ucb]", "bodi-paper",
-               "bounce")
-    _store_as_version(tmp_path, problems, methods, 8)
-    named = ["bodi[acquisition=logei]", "bodi[first_order=false,acquisition=logei]"]
-    assert [spec_with_expected_improvement(m) for m in methods] == [*named, *methods[2:]]
-    ResultsStore(tmp_path).close()
-    with sqlite3.connect(tmp_path / "results.db") as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION == 9
-        for problem in problems:
-            assert sorted(m for (m,) in db.execute(
-                "SELECT method FROM evaluations WHERE problem = ?", (problem,))) == sorted(
-                methods if problem == "pest50-shifted" else [*named, *methods[2:]])
-    # the new label builds bodi 0.9's acquisition; today's default is the upper confidence
-    # bound on a binary space, LogEI on an all-categorical one
-    binary = SearchSpace([Binary("a"), Binary("b")])
-    categorical = SearchSpace([Categorical("a", ["x", "y", "z"]), Categorical("b", [1, 2, 3])])
-    assert make_optimizer(named[0], binary, seed=0, direction="minimize").acquisition == "logei"
-    assert make_optimizer("bodi", binary, seed=0, direction="minimize").acquisition == "ucb"
-    assert make_optimizer("bodi", categorical, seed=0,
-                          direction="minimize").acquisition == "logei"
+    with pytest.raises(ValueError, match="written by an older bodi, whose method labels meant "
+                                         "other defaults; write new runs into another"):
+        ResultsStore(tmp_path)
+    ResultsStore(tmp_path / "new").close()  # an empty database is today's
 
 
 def test_a_report_shows_a_run_under_each_asked_label_that_is_its_configuration(tmp_path):
@@ -549,18 +238,6 @@ def test_a_report_shows_a_run_under_each_asked_label_that_is_its_configuration(t
     store.close()
     with pytest.raises(ValueError, match="two labels"):
         best_curves(tmp_path, methods=["bodi"], problems=["labs50-shifted"])
-
-
-def test_two_stored_names_of_one_configuration_are_refused_not_merged(tmp_path):
-    # bodi 0.5's `bodi` and `bodi[trust_region=true]` both read `bodi[...failure_tolerance=40]`
-    _store_as_version(tmp_path, {"p": {"x1": True}}, ("bodi", "bodi[trust_region=true]"), 4)
-    for read_only in (True, False):
-        with pytest.raises(ValueError, match=r"both read 'bodi\[trust_region\.failure_tol"):
-            ResultsStore(tmp_path, read_only=read_only)
-    with sqlite3.connect(tmp_path / "results.db") as db:  # left as it was
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 4
-        assert sorted(m for (m,) in db.execute("SELECT method FROM evaluations")) == [
-            "bodi", "bodi[trust_region=true]"]
 
 
 def test_report_ranks_across_problems_and_tests_the_winners_lead(tmp_path):

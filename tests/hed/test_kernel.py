@@ -357,8 +357,11 @@ def test_a_batch_posterior_of_bodis_model_equals_each_batch_alone():
     acquisition's input), through GPyTorch's exact prediction, is each batch's own."""
     import bodi
 
+    class WithFirstOrder(bodi.BODi):
+        first_order_rule = True
+
     X, Y = mixed_data(MIXED, n=15)
-    model = bodi.BODi(MIXED, seed=0, dictionary_size=16, first_order=True).make_model(X, Y)
+    model = WithFirstOrder(MIXED, seed=0, dictionary_size=16).make_model(X, Y)
     candidates = MIXED.sample(8, generator=torch.Generator().manual_seed(14)).reshape(4, 2, -1)
     with torch.no_grad():
         batch = model.posterior(candidates)

@@ -8,9 +8,10 @@ from botorch.models.kernels.categorical import CategoricalKernel
 from gpytorch.kernels import AdditiveKernel, ScaleKernel
 from gpytorch.priors import HalfCauchyPrior, HorseshoePrior
 
-from bodi.models import SURROGATES, make_surrogate
+from bodi.experiments.modelfit import SURROGATES
 from bodi.models.gp import fit_model
 from bodi.models.kernels import DiffusionKernel
+from bodi.models.registry import make_surrogate
 from bodi.models.single_task import FastSingleTaskGP
 from bodi.models.surrogates import SharedKernel, make_diffusion_kernel, make_overlap_kernel
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace

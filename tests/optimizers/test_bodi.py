@@ -6,6 +6,7 @@ import warnings
 import pytest
 import torch
 from bodi_runs import FAST, drive, run_bodi
+from study_files import set_settings
 
 import bodi
 from bodi.acquisition.trust_region import TrustRegionSettings
@@ -196,41 +197,49 @@ def test_unused_design_points_are_the_rows_not_yet_among_the_trials_in_order():
     assert torch.equal(opt.unused_design_points(design), design[[0, 2, 3, 5, 7]])
 
 
+class BoTorchSearch(bodi.BODi):
+    """BODi without a trust region, its acquisition maximized by BoTorch's optimizer."""
+
+    acquisition_optimizer = "botorch"
+
+
 def test_botorch_acquisition_optimizer_in_a_discrete_space_never_repeats():
     space = SearchSpace([Binary(f"b{i}") for i in range(5)] + [Categorical("c", ["x", "y"])])
-    opt = bodi.BODi(space, seed=1, n_init=4, dictionary_size=16, acquisition_optimizer="botorch",
-                    num_restarts=4, raw_samples=64)
+    opt = BoTorchSearch(space, seed=1, n_init=4, dictionary_size=16, trust_region=False,
+                        num_restarts=4, raw_samples=64)
     for _ in range(16):
         x = opt.ask()
         opt.tell(x, float(sum(x[f"b{i}"] for i in range(5)) + (x["c"] == "x")))
     keys = {tuple(t.params.items()) for t in opt.trials}
     assert len(keys) == 16
+    with pytest.raises(ValueError, match="trust region"):
+        BoTorchSearch(space, trust_region=True)
 
 
-@pytest.mark.parametrize("options", [
-    {"dictionary_reference": "random"},
-    {"dictionary_reference": "none", "trust_region": False},  # the paper's configuration
-])
-def test_shift_robust_options_solve_a_planted_problem(options):
+def test_the_papers_configuration_solves_a_planted_problem():
+    from bodi.hed.kernel import FirstOrderKernel, HammingDistanceKernel
+
     problem = planted_binary(16, seed=4)
-    opt = bodi.BODi(problem.space, seed=0, n_init=8, dictionary_size=32, num_restarts=4,
-                    raw_samples=256, **options)
+    opt = make_optimizer("bodi-paper", problem.space, seed=0, direction="minimize", n_init=8,
+                         dictionary_size=32, num_restarts=4, raw_samples=256)
+    assert isinstance(opt, bodi.optimizers.PaperBODi)
+    assert (opt.kernel, opt.dictionary_reference, opt.trust_region_settings, opt.first_order,
+            opt.design_in_model, opt.failed_trials, opt.acquisition) == (
+        "hed", "none", None, False, "all", "ignore", "logei")
     for _ in range(40):  # the optimum within 40 evaluations
         x = opt.ask()
         opt.tell(x, float(problem(x)))
         if opt.best[1] == problem.optimal_value:
             break
     assert opt.best[1] == problem.optimal_value
-    assert opt.settings()["dictionary_reference"] == options["dictionary_reference"]
-    with pytest.raises(ValueError, match="dictionary_reference"):
-        bodi.BODi(problem.space, dictionary_reference="corner")
+    kinds = {type(k) for k in opt.model.covar_module.modules()}
+    assert not kinds & {FirstOrderKernel, HammingDistanceKernel}
 
 
 @pytest.mark.parametrize(("kernel", "make_problem"), [
     ("hamming", lambda: planted_binary(16, seed=4)),
     ("hamming", lambda: planted_mixed(seed=2)),
     ("hed*hamming", lambda: planted_mixed(seed=2)),
-    ("hed+hamming", lambda: planted_mixed(seed=2)),
 ])
 def test_the_hamming_kernels_solve_a_planted_problem_and_are_recorded(kernel, make_problem,
                                                                       tmp_path):
@@ -315,18 +324,15 @@ def test_dictionary_options_that_no_dictionary_uses_are_named_in_a_warning(tmp_p
     with pytest.warns(UnusedOptionWarning, match="^dictionary_size, dictionary " + unused.format(
             "hamming")):
         bodi.BODi(categorical, dictionary_size=64, dictionary="naive")
-    with pytest.warns(UnusedOptionWarning, match="^new_dictionary_every_iteration, "
-                      "dictionary_reference " + unused.format("hamming")):
-        bodi.BODi(categorical, new_dictionary_every_iteration=False, dictionary_reference="none")
     with pytest.warns(UnusedOptionWarning,
                       match=r"^dictionary_size " + unused.format(r"hed\*hamming")):
         bodi.BODi(continuous, dictionary_size=64)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         bodi.BODi(categorical)
-        bodi.BODi(categorical, dictionary_size=128, dictionary_reference="incumbent")  # defaults
+        bodi.BODi(categorical, dictionary_size=128, dictionary="diverse")  # the defaults
         bodi.BODi(categorical, kernel="hed*hamming", dictionary_size=64)  # a dictionary kernel
-        bodi.BODi(planted_binary(8).space, dictionary_size=64, dictionary_reference="none")
+        bodi.BODi(planted_binary(8).space, dictionary_size=64)
         # a stored study of the default reloads without it (its settings name every option)
         study = bodi.BODi(categorical, seed=0, n_init=4, storage=tmp_path / "s.db",
                           num_restarts=4, raw_samples=256)
@@ -334,34 +340,73 @@ def test_dictionary_options_that_no_dictionary_uses_are_named_in_a_warning(tmp_p
         assert bodi.load_study(tmp_path / "s.db").kernel == "hamming"
 
 
-@pytest.mark.parametrize("old", ["all", "auto"], ids=["bodi 0.4", "bodi 0.6"])
-def test_bodi_chooses_the_design_in_its_model_by_reach_and_older_studies_continue(
-        tmp_path, old):
+def test_bodi_chooses_the_design_in_its_model_by_reach():
     from bodi.baselines.casmopolitan import CASMOPOLITAN
 
-    problem = planted_binary(10, seed=4)
-    space = problem.space
+    space = planted_binary(10, seed=4).space
     assert bodi.BODi(space).design_in_model == "reach"
-    assert bodi.BODi(space, design_in_model=old).design_in_model == old  # asked for
     assert CASMOPOLITAN(space).design_in_model == "all"  # the baselines keep the whole design
     assert make_optimizer("bodi-paper", space, seed=0,
-                          direction="minimize").design_in_model == "all"  # pinned
-    # the default and the explicit option are one method: the same suggestions
-    default, explicit = (run_bodi(problem, 13, seed=5, n_init=10, **options)
-                         for options in ({}, {"design_in_model": "reach"}))
-    assert [t.params for t in default.trials] == [t.params for t in explicit.trials]
-    # a study of bodi 0.4 (the whole design in the model) or 0.6 (the held-out choice) says
-    # which setting differs, and continues with its own
-    path = tmp_path / "study.db"
-    stored = bodi.BODi(space, seed=0, n_init=4, design_in_model=old, storage=path, **FAST)
+                          direction="minimize").design_in_model == "all"
+
+
+def _stored_study(space, path, **settings):
+    """A BODi study of four trials in ``path`` whose stored settings also name ``settings``,
+    as an older version of bodi wrote them."""
+    stored = bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST)
     stored.tell(stored.ask(4), [1.0, 2.0, 3.0, 4.0])
-    with pytest.raises(ValueError, match=f"design_in_model: stored '{old}', given 'reach'"):
-        bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST)
+    stored.close()
+    set_settings(path, **settings)
+
+
+@pytest.mark.parametrize(("option", "today", "other"), [
+    ("design_in_model", "reach", "all"),
+    ("first_order", "auto-rescale", False),
+    ("dictionary_reference", "incumbent", "none"),
+    ("noise_prior", "lognormal", "gamma"),
+    ("design_noise", False, True),
+    ("new_dictionary_every_iteration", True, False),
+    ("coarse_steps", 0, 5),
+    ("local_model", False, True),
+    ("outcome_warping", "none", "rank"),
+    ("acquisition_optimizer", "auto", "ga"),
+    ("ucb_after", 0, 10),
+])
+def test_a_study_that_names_a_removed_option_continues_where_it_ran_as_today(
+        tmp_path, option, today, other):
+    """A stored study that names an option BODi no longer has loads and continues where its
+    value is what BODi does today, and fails with one line that names it otherwise."""
+    space = planted_binary(10, seed=4).space
+    path = tmp_path / "today.db"
+    _stored_study(space, path, **{option: today})
     loaded = bodi.load_study(path)
-    assert loaded.design_in_model == old
     loaded.tell(loaded.ask(), 0.5)
-    assert bodi.BODi(space, seed=0, n_init=4, design_in_model=old, storage=path,
-                     **FAST).design_in_model == old
+    assert len(bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST).trials) == 5
+    path = tmp_path / "other.db"
+    _stored_study(space, path, **{option: other})
+    message = (f"^this study ran BODi with {option}={other!r}, an option this version of "
+               "bodi no longer has")
+    for reopen in (lambda: bodi.load_study(path),
+                   lambda: bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST)):
+        with pytest.raises(ValueError, match=message) as error:
+            reopen()
+        assert "\n" not in str(error.value)
+
+
+def test_an_all_categorical_space_has_no_first_order_term_by_default():
+    """BODi's first-order term on an all-categorical space is none (the term on every other
+    space); its model has no first-order kernel."""
+    from bodi.hed.kernel import FirstOrderKernel
+    from bodi.optimizers.bo import default_first_order
+
+    categorical = planted_categorical(8, choices=4, seed=1)
+    assert default_first_order(categorical.space) is False
+    assert bodi.BODi(categorical.space).first_order is False
+    for other in (planted_binary(8).space, planted_mixed(seed=2).space,
+                  SearchSpace([Categorical("a", ["x", "y", "z"]), Binary("b")])):
+        assert default_first_order(other) == bodi.BODi(other).first_order == "auto-rescale"
+    opt = run_bodi(categorical, 10, seed=3, n_init=6)
+    assert FirstOrderKernel not in {type(k) for k in opt.model.covar_module.modules()}
 
 
 def _check_an_older_study_continues(space, tmp_path, option: str, old, message: str) -> None:
@@ -375,39 +420,6 @@ def _check_an_older_study_continues(space, tmp_path, option: str, old, message: 
     loaded = bodi.load_study(path)
     assert getattr(loaded, option) == old
     loaded.tell(loaded.ask(), 0.5)
-
-
-def test_bodi_fits_the_first_order_term_by_default_and_a_07_study_continues(tmp_path):
-    """bodi 0.8's default is ``first_order="auto-rescale"`` (the paper's configuration keeps
-    the kernel alone); a study of bodi 0.7 (``first_order=False`` stored) says which setting
-    differs and continues with its own."""
-    problem = planted_binary(10, seed=4)
-    space = problem.space
-    assert bodi.BODi(space).first_order == "auto-rescale"
-    assert make_optimizer("bodi-paper", space, seed=0,
-                          direction="minimize").first_order is False  # pinned
-    default, explicit = (run_bodi(problem, 13, seed=5, n_init=10, **options)
-                         for options in ({}, {"first_order": "auto-rescale"}))
-    assert [t.params for t in default.trials] == [t.params for t in explicit.trials]
-    _check_an_older_study_continues(space, tmp_path, "first_order", False,
-                                    "first_order: stored False, given 'auto-rescale'")
-
-
-def test_an_all_categorical_space_has_no_first_order_term_by_default_and_a_08_study_continues(
-        tmp_path):
-    """bodi 0.9's default on an all-categorical space is ``first_order=False`` (the term on
-    every other space); a study of bodi 0.8 there (``"auto-rescale"`` stored) says which
-    setting differs and continues with its own."""
-    from bodi.optimizers.bo import default_first_order
-
-    space = planted_categorical(8, choices=4, seed=1).space
-    assert default_first_order(space) is False and bodi.BODi(space).first_order is False
-    assert bodi.BODi(space, first_order="auto-rescale").first_order == "auto-rescale"
-    for other in (planted_binary(8).space, planted_mixed(seed=2).space,
-                  SearchSpace([Categorical("a", ["x", "y", "z"]), Binary("b")])):
-        assert default_first_order(other) == bodi.BODi(other).first_order == "auto-rescale"
-    _check_an_older_study_continues(space, tmp_path, "first_order", "auto-rescale",
-                                    "first_order: stored 'auto-rescale', given False")
 
 
 def test_the_upper_confidence_bound_is_the_default_unless_all_categorical_and_a_09_study_continues(
@@ -438,93 +450,6 @@ def test_the_upper_confidence_bound_is_the_default_unless_all_categorical_and_a_
     assert [t.params for t in default.trials] == [t.params for t in explicit.trials]
     _check_an_older_study_continues(space, tmp_path, "acquisition", "logei",
                                     "acquisition: stored 'logei', given 'ucb'")
-
-
-def test_the_noise_prior_is_an_option_stored_with_the_study(tmp_path):
-    from gpytorch.priors import GammaPrior
-
-    from bodi.optimizers.registry import make_optimizer
-
-    problem = planted_mixed(seed=2)
-    path = tmp_path / "study.db"
-    opt = make_optimizer("bodi[noise_prior=gamma]", problem.space, seed=0, direction="minimize",
-                         n_init=6, num_restarts=2, raw_samples=64, dictionary_size=16,
-                         storage=path)
-    drive(opt, problem, 8)
-    assert isinstance(opt.model.likelihood.noise_covar.noise_prior, GammaPrior)
-    assert bodi.load_study(path).settings()["noise_prior"] == "gamma"
-    assert bodi.BODi(problem.space).noise_prior == "lognormal"
-    assert bodi.BODi.legacy_settings["noise_prior"] == "lognormal"
-    with pytest.raises(ValueError, match="unknown noise_prior"):
-        bodi.BODi(problem.space, noise_prior="wide")
-
-
-def test_the_auto_kernel_uses_the_model_that_predicts_left_out_trials_better(tmp_path):
-    from bodi.models.gp import leave_one_out_log_likelihood
-    from bodi.optimizers.bo import AUTO_KERNELS
-
-    problem = planted_mixed(seed=2)
-    opt = bodi.BODi(problem.space, seed=0, n_init=10, kernel="auto", num_restarts=4,
-                    raw_samples=256, dictionary_size=32, storage=tmp_path / "study.db")
-    drive(opt, problem, 14)
-    X, Y = opt.X_completed, opt.Y_completed
-    candidates = [opt.make_model_with_kernel(kernel, X, Y) for kernel in AUTO_KERNELS]
-    scores = [float(leave_one_out_log_likelihood(model)) for model in candidates]
-    chosen = opt.make_model(X, Y)
-    best = candidates[scores.index(max(scores))]
-    assert type(chosen.covar_module) is type(best.covar_module)
-    assert torch.allclose(chosen.posterior(X).mean, best.posterior(X).mean)
-    assert bodi.load_study(tmp_path / "study.db").settings()["kernel"] == "auto"
-    with pytest.raises(ValueError, match="unknown kernel"):
-        bodi.BODi(problem.space, kernel="best")
-
-
-def test_the_alternate_kernel_takes_the_two_models_in_turn_and_resumes_on_the_same_turn(
-        tmp_path):
-    from bodi.optimizers.bo import AUTO_KERNELS
-
-    problem = planted_mixed(seed=2)
-    path = tmp_path / "study.db"
-    opt = bodi.BODi(problem.space, seed=0, n_init=6, kernel="alternate", num_restarts=4,
-                    raw_samples=128, dictionary_size=16, storage=path)
-    turns = []
-    for _ in range(11):
-        if len(opt.trials) >= 6:
-            turns.append(opt.kernel_for_next_suggestion())
-            X, Y = opt.X_completed, opt.Y_completed
-            model = opt.make_model(X, Y)
-            expected = opt.make_model_with_kernel(turns[-1], X, Y)
-            assert ([type(k) for k in model.covar_module.kernels]
-                    == [type(k) for k in expected.covar_module.kernels])
-            assert torch.allclose(model.posterior(X).mean, expected.posterior(X).mean)
-        x = opt.ask()
-        opt.tell(x, float(problem(x)))
-    assert turns == ["hed*hamming", "hamming"] * 2 + ["hed*hamming"]
-    assert set(turns) == set(AUTO_KERNELS)
-    resumed = bodi.load_study(path)
-    assert resumed.settings()["kernel"] == "alternate"
-    assert resumed.kernel_for_next_suggestion() == "hamming"  # 11 trials: the odd turn
-
-
-def test_the_portfolio_kernel_is_the_arm_its_record_chooses_and_resumes_the_same(tmp_path):
-    from bodi.models.portfolio import portfolio_arms
-    from bodi.optimizers.bo import AUTO_KERNELS
-
-    problem = planted_mixed(seed=2)
-    path = tmp_path / "study.db"
-    opt = bodi.BODi(problem.space, seed=4, n_init=6, kernel="portfolio", num_restarts=4,
-                    raw_samples=128, dictionary_size=16, storage=path)
-    drive(opt, problem, 12)
-    arms = portfolio_arms(opt.progress(), 6, len(AUTO_KERNELS), seed=4)
-    assert len(arms) == 12 - 6 + 1
-    assert opt.kernel_for_next_suggestion() == AUTO_KERNELS[arms[-1]]
-    X, Y = opt.X_completed, opt.Y_completed
-    model = opt.make_model(X, Y)
-    expected = opt.make_model_with_kernel(AUTO_KERNELS[arms[-1]], X, Y)
-    assert torch.allclose(model.posterior(X).mean, expected.posterior(X).mean)
-    resumed = bodi.load_study(path)
-    assert resumed.settings()["kernel"] == "portfolio"
-    assert resumed.kernel_for_next_suggestion() == opt.kernel_for_next_suggestion()
 
 
 def test_the_box_rule_changes_nothing_without_continuous_or_integer_parameters():
@@ -644,100 +569,31 @@ def test_defaults_are_the_incumbent_relative_dictionary_and_a_trust_region():
         TrustRegionSettings(failure_tolerance=10, box_failure_tolerance=4).__dict__)
     # where they do not apply, the defaults step aside instead of raising
     assert bodi.BODi(space, dictionary="gaussian").dictionary_reference == "none"
-    assert bodi.BODi(space, acquisition_optimizer="botorch").trust_region_settings is None
-    with pytest.raises(ValueError, match="trust region"):
-        bodi.BODi(space, acquisition_optimizer="botorch", trust_region=True)
+    assert bodi.BODi(space, trust_region=False).trust_region_settings is None
 
 
-def test_design_noise_marks_the_design_once_a_later_trial_is_in(tmp_path):
-    from bodi.models.noise import MarkedInputsNoise
+class WithFirstOrder(bodi.BODi):
+    """BODi that always keeps the first-order term."""
 
-    problem = planted_binary(16, seed=3)
-    storage = tmp_path / "s.db"
-    opt = bodi.BODi(problem.space, seed=0, n_init=8, design_noise=True, storage=storage,
-                    study_name="n", **FAST)
-    drive(opt, problem, 8)
-    assert opt.noisier_inputs(opt.X_completed) is None  # the design alone: one noise
-    x = opt.ask()
-    opt.tell(x, float(problem(x)))
-    opt.ask()
-    noise = opt.model.likelihood.noise_covar
-    assert isinstance(noise, MarkedInputsNoise) and torch.equal(noise.marked, opt._design)
-    assert noise.is_marked(opt.X_completed).tolist() == [True] * 8 + [False]
-    assert bodi.load_study(storage, "n").design_noise is True
-    assert make_optimizer("bodi[design_noise=true]", problem.space, seed=0,
-                          direction="minimize").design_noise is True
-    with pytest.raises(ValueError, match="design_noise must be True or False"):
-        bodi.BODi(problem.space, design_noise="yes")
+    first_order_rule = True
 
 
-def test_the_first_order_term_is_in_the_model_recorded_and_resumed(tmp_path):
-    """``first_order=True`` adds the first-order kernel (with its output scale) to the
-    default model; the study records it and resumes with it; studies stored before the option
-    existed ran without it; anything but a bool is refused with one line."""
+def test_the_first_order_term_is_in_the_model_where_the_fit_keeps_it():
+    """The default model is the kernel plus the first-order kernel (with its output scale)
+    where the fit gives the term at least 1% of the prior variance: on an additive function
+    it does; on LABS (no first-order effects: ``f(x) = f(not x)``) the fit gives it almost
+    none and the model is the sum's kernel alone at unit prior variance, not refitted."""
     from bodi.hed.kernel import FirstOrderKernel, HammingEmbeddingKernel
-
-    problem = planted_binary(16, seed=4)
-    opt = bodi.BODi(problem.space, seed=0, n_init=8, first_order=True, num_restarts=4,
-                    raw_samples=256, dictionary_size=32, storage=tmp_path / "study.db")
-    drive(opt, problem, 30)
-    kinds = {type(k) for k in opt.model.covar_module.modules()}
-    assert {FirstOrderKernel, HammingEmbeddingKernel} <= kinds
-    assert opt.settings()["first_order"] is True
-    assert bodi.load_study(tmp_path / "study.db").settings()["first_order"] is True
-    assert bodi.BODi.legacy_settings["first_order"] is False
-    plain = drive(bodi.BODi(problem.space, seed=0, n_init=8, first_order=False, num_restarts=4,
-                             raw_samples=256, dictionary_size=32), problem, 9)
-    assert FirstOrderKernel not in {type(k) for k in plain.model.covar_module.modules()}
-    random_best = min(float(problem(x)) for x in problem.space.decode(
-        problem.space.sample(30, generator=torch.Generator().manual_seed(0))))
-    assert opt.best[1] < random_best
-    with pytest.raises(ValueError, match="first_order must be True, False, 'auto' or"):
-        bodi.BODi(problem.space, first_order="yes")
-
-
-def _first_order_share_on_an_additive_function(first_order: str) -> float:
-    """The first-order term's share in BODi's model after 10 trials of a 16-bit planted
-    (additive) function."""
     from bodi.models.gp import first_order_share
+    from bodi.problems.registry import get_problem
 
     additive = planted_binary(16, seed=4)
-    opt = drive(bodi.BODi(additive.space, seed=0, n_init=8, first_order=first_order,
-                           **FAST), additive, 10)
-    return first_order_share(opt.model)
-
-
-def test_first_order_auto_keeps_the_term_only_where_the_fit_gives_it_variance():
-    """``first_order="auto"``: on an additive function the fitted sum keeps the first-order
-    term (its share of the prior variance near 1); on LABS (no first-order effects: ``f(x) =
-    f(not x)``) the fit gives it almost none and the model is the kernel alone, the same
-    model as ``first_order=False``'s; anything else is refused."""
-    from bodi.hed.kernel import FirstOrderKernel
-    from bodi.problems.registry import get_problem
-
-    assert _first_order_share_on_an_additive_function("auto") > 0.01
+    opt = drive(bodi.BODi(additive.space, seed=0, n_init=8, **FAST), additive, 10)
+    assert first_order_share(opt.model) > 0.01
+    kept = drive(WithFirstOrder(additive.space, seed=0, n_init=8, **FAST), additive, 10)
+    for model in (opt.model, kept.model):
+        kinds = {type(k) for k in model.covar_module.modules()}
+        assert {FirstOrderKernel, HammingEmbeddingKernel} <= kinds
     labs = get_problem("labs50-shifted")
-    asks = {}
-    for first_order in ("auto", False):
-        opt = drive(bodi.BODi(labs.space, seed=0, n_init=20, first_order=first_order, **FAST),
-                     labs, 22)
-        assert FirstOrderKernel not in {type(k) for k in opt.model.covar_module.modules()}
-        asks[first_order] = [t.params for t in opt.trials]
-    assert asks["auto"] == asks[False]
-    with pytest.raises(ValueError, match="first_order must be True, False, 'auto' or"):
-        bodi.BODi(labs.space, first_order="sometimes")
-
-
-def test_first_order_auto_rescale_keeps_the_sums_kernel_where_the_term_is_dropped():
-    """``first_order="auto-rescale"``: on an additive function the sum, as ``"auto"``; on LABS
-    (the term dropped) the kernel alone, not refitted: the sum's kernel at unit prior
-    variance; recorded in the settings."""
-    from bodi.hed.kernel import FirstOrderKernel
-    from bodi.problems.registry import get_problem
-
-    assert _first_order_share_on_an_additive_function("auto-rescale") > 0.01
-    labs = get_problem("labs50-shifted")
-    opt = drive(bodi.BODi(labs.space, seed=0, n_init=20, first_order="auto-rescale", **FAST),
-                 labs, 22)
+    opt = drive(bodi.BODi(labs.space, seed=0, n_init=20, **FAST), labs, 22)
     assert FirstOrderKernel not in {type(k) for k in opt.model.covar_module.modules()}
-    assert opt.settings()["first_order"] == "auto-rescale"

@@ -1,80 +1,17 @@
 """The GP loop shared by BODi and the GP baselines (bodi.optimizers.gp_optimizer), through BODi:
-the model's training rows (cap, local model, initial design), failed trials, outcome warping, the
-acquisition's switches and the genetic acquisition optimizer."""
+the model's training rows (cap, initial design) and failed trials."""
 
 import math
 
 import pytest
 import torch
-from bodi_runs import FAST, drive, run_bodi
+from bodi_runs import FAST, drive
 
 import bodi
-from bodi.optimizers.gp_optimizer import DESIGN_FEW, LOCAL_MODEL_MIN_POINTS, nearest_rows
+from bodi.optimizers.gp_optimizer import DESIGN_FEW, nearest_rows
 from bodi.optimizers.registry import make_optimizer
 from bodi.problems import planted_binary, planted_mixed
 from bodi.space import Binary, Continuous, SearchSpace
-from bodi.trials import History
-
-
-def test_ucb_after_suggests_by_logei_until_that_many_trials_have_completed(tmp_path):
-    """``ucb_after=N`` with ``acquisition="ucb"``: the suggestions made with fewer than ``N``
-    completed trials are LogEI's, the later ones UCB's; stored with the study, refused
-    unless a non-negative integer, and 0 (UCB throughout) for a study stored before it."""
-    problem = planted_binary(10, seed=4)
-    early, logei = (run_bodi(problem, 13, seed=5, n_init=10, **options)
-                    for options in ({"ucb_after": 13}, {"acquisition": "logei"}))
-    assert [t.params for t in early.trials] == [t.params for t in logei.trials]
-    ucb = run_bodi(problem, 13, seed=5, n_init=10)
-    assert [t.params for t in ucb.trials] != [t.params for t in logei.trials]
-    switched = run_bodi(problem, 13, seed=5, n_init=10, ucb_after=11)
-    assert [t.params for t in switched.trials][:11] == [t.params for t in logei.trials][:11]
-    history = History.from_observations(problem.space, ["minimize"], completed=[
-        (t.params, t.value) for t in switched.trials[:12]])
-    for after, twin in ((12, ucb), (13, logei)):  # 12 completed: UCB if N <= 12
-        opt = bodi.BODi(problem.space, seed=5, n_init=10, ucb_after=after, **FAST)
-        twin_opt = bodi.BODi(problem.space, seed=5, n_init=10, acquisition=twin.acquisition,
-                             **FAST)
-        assert torch.equal(opt.suggest(history, 1), twin_opt.suggest(history, 1))
-    stored = bodi.BODi(problem.space, ucb_after=40, storage=tmp_path / "study.db")
-    assert stored.settings()["ucb_after"] == 40
-    assert bodi.BODi.legacy_settings["ucb_after"] == 0
-    for bad in (-1, 2.5, True):
-        with pytest.raises(ValueError, match="ucb_after must be"):
-            bodi.BODi(problem.space, ucb_after=bad)
-
-
-def test_ucb_until_exploits_the_last_part_of_a_known_budget(tmp_path):
-    """``ucb_until=f`` with ``acquisition="ucb"`` and a known ``budget``: from ``f * budget``
-    finished trials on the suggestions are LogEI's; without a budget, UCB's. ``minimize``
-    passes its budget, which is not stored: the study continues with a larger one."""
-    problem = planted_binary(10, seed=4)
-    opt = bodi.BODi(problem.space, budget=20, ucb_until=0.7, **FAST)
-    assert [opt.acquisition_at(n, n) for n in (13, 14, 19)] == ["ucb", "logei", "logei"]
-    assert opt.acquisition_at(12, 14) == "logei"  # failed trials count toward the budget
-    assert bodi.BODi(problem.space, ucb_until=0.7).acquisition_at(19, 19) == "ucb"
-    assert bodi.BODi(problem.space, acquisition="ts", budget=20,
-                     ucb_until=0.7).acquisition_at(19, 19) == "ts"
-    runs = [[t.params for t in run_bodi(problem, 13, seed=5, n_init=10, **options).trials]
-            for options in ({"budget": 16, "ucb_until": 0.75}, {"budget": 20, "ucb_until": 0.5},
-                            {}, {"acquisition": "logei"})]
-    late, from_the_start, ucb, logei = runs
-    assert from_the_start == logei != ucb  # 10 of 20 finished: LogEI from the first
-    assert late[:12] == ucb[:12]
-    history = History.from_observations(problem.space, ["minimize"], completed=[
-        (params, problem(params)) for params in late[:12]])
-    logei_opt = bodi.BODi(problem.space, seed=5, n_init=10, acquisition="logei", **FAST)
-    assert problem.space.decode(logei_opt.suggest(history, 1))[0] == late[12]
-    path = tmp_path / "study.db"
-    first = bodi.minimize(problem, problem.space, budget=12, seed=0, n_init=10,
-                          storage=path, **FAST)
-    assert first.optimizer.budget == 12 and "budget" not in first.optimizer.settings()
-    more = bodi.minimize(problem, problem.space, budget=15, seed=0, n_init=10,
-                         storage=path, **FAST)
-    assert len(more.history) == 15 and more.optimizer.budget == 15
-    assert bodi.BODi.legacy_settings["ucb_until"] is None
-    for name, bad in (("budget", 0), ("ucb_until", 1.5), ("ucb_until", "late")):
-        with pytest.raises(ValueError, match=f"{name} must be"):
-            bodi.BODi(problem.space, **{name: bad})
 
 
 def test_max_model_points_fits_the_model_on_the_trials_nearest_the_region_centre(tmp_path):
@@ -82,7 +19,7 @@ def test_max_model_points_fits_the_model_on_the_trials_nearest_the_region_centre
     storage = tmp_path / "s.db"
     # the whole design in the model: the rows kept are max_model_points' choice alone
     opt = bodi.BODi(problem.space, seed=0, n_init=10, max_model_points=8, storage=storage,
-                    study_name="local", design_in_model="all", **FAST)
+                    study_name="local", **FAST)
     drive(opt, problem, 14)
     train_X = opt.model.train_inputs[0]
     assert train_X.shape[0] == 8  # of 13 completed trials when the last model was fitted
@@ -104,32 +41,6 @@ def test_max_model_points_fits_the_model_on_the_trials_nearest_the_region_centre
     assert resumed.max_model_points == 8
 
 
-def test_local_model_fits_the_trials_inside_the_region_and_the_nearest(tmp_path):
-    problem = planted_binary(40, seed=3)
-    storage = tmp_path / "s.db"
-    opt = bodi.BODi(problem.space, seed=0, n_init=24, local_model=True, storage=storage,
-                    study_name="local", trust_region={"init_radius": 8},
-                    design_in_model="all", **FAST)  # the rows are local_model's choice alone
-    drive(opt, problem, 27)
-    X_before = opt.X_completed[:26]  # what the last model was fitted on
-    region = opt.region
-    assert region is not None and region.radius == 8
-    distance = (X_before != region.center).sum(-1)
-    nearest = torch.zeros(26, dtype=torch.bool)
-    nearest[nearest_rows(problem.space, X_before, region.center, LOCAL_MODEL_MIN_POINTS)] = True
-    expected = X_before[(distance <= 8) | nearest]
-    assert len(expected) < 26  # random design points 20 flips away are left out
-    assert torch.equal(opt.model.train_inputs[0], expected)
-    # stored with the study, and a spec sets it
-    assert bodi.load_study(storage, "local").local_model is True
-    assert make_optimizer("bodi[local_model=true]", problem.space, seed=0,
-                          direction="minimize").local_model is True
-    with pytest.raises(ValueError, match="needs trust_region"):
-        bodi.BODi(problem.space, local_model=True, trust_region=False)
-    with pytest.raises(ValueError, match="local_model"):
-        bodi.BODi(problem.space, local_model="yes")
-
-
 def test_nearest_rows_breaks_ties_by_order():
     space = SearchSpace([Binary("a"), Binary("b"), Continuous("x", 0.0, 1.0)])
     X = torch.tensor([[1.0, 1.0, 0.5], [0.0, 0.0, 0.5], [0.0, 0.0, 0.5], [0.0, 1.0, 0.0]],
@@ -138,11 +49,19 @@ def test_nearest_rows_breaks_ties_by_order():
     assert rows.tolist() == [1, 2]
 
 
-def test_design_in_model_few_keeps_the_designs_first_points_and_its_best(tmp_path):
+class WholeDesign(bodi.BODi):
+    """BODi with every point of the initial design in the model."""
+
+    design_in_model = "all"
+
+
+#: a trust region that a uniform point of 24 bits (12 flips away) is beyond
+NARROW = {"init_radius": 4, "max_radius": 8}
+
+
+def test_few_design_rows_are_the_designs_first_points_its_best_and_every_later_trial():
     problem = planted_binary(30, seed=2)
-    storage = tmp_path / "s.db"
-    opt = bodi.BODi(problem.space, seed=0, n_init=12, design_in_model="few", storage=storage,
-                    study_name="few", **FAST)
+    opt = bodi.BODi(problem.space, seed=0, n_init=12, **FAST)
     drive(opt, problem, 12)
     assert opt.few_design_rows(torch.arange(12)).all()  # nothing beyond the design yet
     drive(opt, problem, 3)
@@ -152,14 +71,6 @@ def test_design_in_model_few_keeps_the_designs_first_points_and_its_best(tmp_pat
     expected[int(opt.utility()[:12].argmax())] = True
     assert int(expected[:12].sum()) == 6  # the design's best is not among its first five
     assert torch.equal(opt.few_design_rows(torch.arange(15)), expected)
-    X = opt.X_completed
-    opt.ask()
-    assert torch.equal(opt.model.train_inputs[0], X[expected])
-    assert bodi.load_study(storage, "few").design_in_model == "few"
-    assert make_optimizer("bodi[design_in_model=auto]", problem.space, seed=0,
-                          direction="minimize").design_in_model == "auto"
-    with pytest.raises(ValueError, match="design_in_model must be one of all, few, auto"):
-        bodi.BODi(problem.space, design_in_model="some")
 
 
 def _with_noisy_design(opt, problem, asks: int = 20):
@@ -173,60 +84,36 @@ def _with_noisy_design(opt, problem, asks: int = 20):
     return opt
 
 
-@pytest.mark.parametrize(("trust_region", "same_as"), [
-    (None, "all"),  # 24 bits: a uniform point is 12 flips away, within the radius of 30
-    ({"init_radius": 4, "max_radius": 8}, "auto"),  # beyond a radius of 8
-    (False, "all"),  # no region: nothing is out of its reach
-])
-def test_design_in_model_reach_is_all_within_the_regions_reach_and_auto_beyond(
-        trust_region, same_as):
-    # the design's values are noise that the later trials do not follow, so "auto" leaves
-    # most of the design out and "all" does not
+@pytest.mark.parametrize("trust_region", [None, False])
+def test_the_whole_design_is_in_the_model_where_the_region_reaches_a_uniform_point(
+        trust_region):
+    # 24 bits: a uniform point is 12 flips away, within the default radius of 30; and without
+    # a region nothing is out of reach
     problem = planted_binary(24, seed=1)
     options = {} if trust_region is None else {"trust_region": trust_region}
-    runs = []
-    for mode in ("reach", same_as, "auto" if same_as == "all" else "all"):
-        opt = _with_noisy_design(bodi.BODi(problem.space, seed=0, n_init=12,
-                                           design_in_model=mode, **options, **FAST), problem)
-        opt.ask()
-        runs.append(opt)
-    params = [[t.params for t in run.trials] for run in runs]
-    assert params[0] == params[1]
-    fitted_on = [len(run.model.train_inputs[0]) for run in runs]
-    assert fitted_on[0] == fitted_on[1] != fitted_on[2]  # the rule's choice matters here
-    assert runs[0].settings()["design_in_model"] == "reach"
+    runs = [_with_noisy_design(cls(problem.space, seed=0, n_init=12, **options, **FAST),
+                               problem) for cls in (bodi.BODi, WholeDesign)]
+    for run in runs:
+        run.ask()
+    assert [t.params for t in runs[0].trials] == [t.params for t in runs[1].trials]
+    assert len(runs[0].model.train_inputs[0]) == 20
 
 
-@pytest.mark.parametrize("design_in_model", ["auto", "auto-refit"])
-def test_design_in_model_auto_leaves_out_a_design_that_does_not_fit_the_later_trials(
-    design_in_model,
-):
+def test_beyond_the_regions_reach_the_model_leaves_out_a_design_that_does_not_fit():
     """Later trials follow the problem; the design's values are unrelated noise far larger:
-    the model leaves most of the design out."""
+    where the region cannot reach a uniform point, the model leaves most of the design out
+    (the whole design's model would keep it)."""
     problem = planted_binary(24, seed=1)
-    opt = _with_noisy_design(bodi.BODi(problem.space, seed=0, n_init=12,
-                                       design_in_model=design_in_model, **FAST), problem)
+    opt = _with_noisy_design(bodi.BODi(problem.space, seed=0, n_init=12, trust_region=NARROW,
+                                       **FAST), problem)
     few = opt.few_design_rows(torch.arange(20))
     assert 13 <= int(few.sum()) <= 14  # the first five, the best, the eight later
     opt.ask()
     assert len(opt.model.train_inputs[0]) == int(few.sum())
-
-
-def test_design_in_model_auto_refit_uses_the_fit_with_the_larger_held_out_density():
-    from bodi.models.gp import leave_one_out_log_densities
-    from bodi.optimizers.gp_optimizer import squash_outcomes
-
-    problem = planted_binary(24, seed=1)
-    opt = bodi.BODi(problem.space, seed=0, n_init=12, design_in_model="auto-refit", **FAST)
-    drive(opt, problem, 20)
-    X, Y = opt.X_completed, squash_outcomes(opt.Y_completed)
-    few = opt.few_design_rows(torch.arange(20))
-    everything = opt.make_objective_model(X, Y)
-    fewer = opt.make_objective_model(X[few], Y[few])
-    keep_all = (leave_one_out_log_densities(everything)[few].mean()
-                >= leave_one_out_log_densities(fewer).mean())
-    opt.ask()
-    assert torch.equal(opt.model.train_inputs[0], X if keep_all else X[few])
+    whole = _with_noisy_design(WholeDesign(problem.space, seed=0, n_init=12,
+                                           trust_region=NARROW, **FAST), problem)
+    whole.ask()
+    assert len(whole.model.train_inputs[0]) == 20
 
 
 @pytest.mark.filterwarnings("ignore:objective value nan recorded as a failed trial")
@@ -298,9 +185,8 @@ def test_failed_trials_constraint_models_failure_beside_the_objective():
     indicator = failure.outcome_transform.untransform(failure.train_targets.unsqueeze(-1))[0]
     assert torch.allclose(indicator[:, 0], torch.tensor([-1.0] * len(X) + [1.0] * 3).to(indicator))
     assert torch.equal(Y[:, -1], -torch.ones(len(X)))
-    with pytest.raises(ValueError, match="failed_trials='constraint' needs acquisition 'logei'"):
-        bodi.BODi(problem.space, failed_trials="constraint", acquisition="ts")
-    assert bodi.BODi(problem.space, acquisition="ts").failed_trials == "ignore"
+    with pytest.raises(ValueError, match="unknown acquisition 'ts'"):
+        bodi.BODi(problem.space, acquisition="ts")
     two = bodi.BODi(problem.space, seed=0, n_init=6, directions=["minimize", "minimize"],
                     ref_point=[20.0, 20.0], **FAST)  # several objectives: qLogNEHVI's constraint
     for i in range(9):
@@ -308,47 +194,18 @@ def test_failed_trials_constraint_models_failure_beside_the_objective():
         two.tell(x, [float(problem(x)), -float(problem(x))] if i % 3 else [math.nan] * 2)
     finished = [t.params for t in two.trials]
     assert len(two.X_failed) == 3 and two.ask() not in finished
-    for spec, expected in (("bodi[acquisition=ucb]", "constraint"),
-                           ("bodi[acquisition=ts]", "ignore"), ("bodi-paper", "ignore"),
-                           ("bodi", "constraint")):
+    for spec, expected in (("bodi[acquisition=logei]", "constraint"),
+                           ("bodi-paper", "ignore"), ("bodi", "constraint")):
         assert make_optimizer(spec, problem.space, seed=0,
                               direction="minimize").failed_trials == expected, spec
 
 
-@pytest.mark.parametrize("warping", ["rank", "power"])
-def test_outcome_warping_fits_the_model_on_the_warped_objective_only(tmp_path, warping):
-    from bodi.models.warping import warp_outcomes
-
-    problem = planted_binary(16, seed=3)
-    storage = tmp_path / "s.db"
-    opt = bodi.BODi(problem.space, seed=0, n_init=8, outcome_warping=warping,
-                    outcome_constraints=1, storage=storage, study_name="w", **FAST)
-    for _ in range(10):
-        x = opt.ask()
-        value = float(problem(x))
-        opt.tell(x, value, constraints=[value - 3.0])
-    opt.ask()
-    objective, constraint = opt.model.models
-    warped = warp_outcomes(opt.Y_completed, warping)  # Y_completed: larger is better
-    assert torch.allclose(objective.outcome_transform.untransform(
-        objective.train_targets.unsqueeze(-1))[0].squeeze(-1), warped.squeeze(-1))
-    assert torch.allclose(constraint.outcome_transform.untransform(
-        constraint.train_targets.unsqueeze(-1))[0].squeeze(-1), opt.C_completed.squeeze(-1))
-    assert bodi.load_study(storage, "w").outcome_warping == warping
-    assert make_optimizer(f"bodi[outcome_warping={warping}]", problem.space, seed=0,
-                          direction="minimize").outcome_warping == warping
-    with pytest.raises(ValueError, match="unknown outcome_warping 'log'"):
-        bodi.BODi(problem.space, outcome_warping="log")
-    with pytest.raises(ValueError, match="outcome_warping is for one objective"):
-        bodi.BODi(problem.space, outcome_warping=warping, directions=["minimize"] * 2)
-
-
-def test_design_in_model_auto_compares_a_model_list_on_all_its_outcomes():
+def test_leaving_the_design_out_compares_a_model_list_on_all_its_outcomes():
     """With an outcome constraint the model is a list of two GPs on the same rows; their
     held-out densities add up, and a design of unrelated noise is left out of both."""
     problem = planted_binary(24, seed=1)
     g = torch.Generator().manual_seed(0)
-    opt = bodi.BODi(problem.space, seed=0, n_init=12, design_in_model="auto",
+    opt = bodi.BODi(problem.space, seed=0, n_init=12, trust_region=NARROW,
                     outcome_constraints=1, **FAST)
     for i in range(20):
         x = opt.ask()
@@ -359,22 +216,3 @@ def test_design_in_model_auto_compares_a_model_list_on_all_its_outcomes():
     few = int(opt.few_design_rows(torch.arange(20)).sum())
     opt.ask()
     assert [len(m.train_inputs[0]) for m in opt.model.models] == [few, few]
-
-
-def test_the_genetic_acquisition_optimizer_searches_the_region_reproducibly():
-    space = SearchSpace([Binary(f"b{i}") for i in range(12)])
-
-    def problem(x):
-        return sum(x.values())
-
-    def run():
-        opt = bodi.BODi(space, seed=3, n_init=5, dictionary_size=8,
-                        acquisition_optimizer="ga",
-                        acquisition_options={"population": 20, "evaluations": 60})
-        return drive(opt, problem, 9)
-
-    first, again = run(), run()
-    assert [t.params for t in first.trials] == [t.params for t in again.trials]
-    assert len({tuple(t.params.values()) for t in first.trials}) == 9
-    with pytest.raises(ValueError, match="unknown acquisition_optimizer"):
-        bodi.BODi(space, acquisition_optimizer="annealing")

@@ -132,21 +132,15 @@ def test_in_memory_storage_is_the_default():
     assert opt.storage.trials("default")[0].value == 2.0
 
 
-def test_a_study_stored_before_the_shift_robust_options_still_runs_the_papers_bodi(tmp_path):
-    # older versions stored neither dictionary_reference nor trust_region (they ran the paper's
-    # configuration): such a study must continue with that configuration, whatever the defaults
+def test_a_study_stored_before_the_shift_robust_options_fails_with_one_line(tmp_path):
+    # older versions stored neither dictionary_reference nor trust_region: they ran the paper's
+    # configuration, whose dictionary this BODi no longer has (PaperBODi is the paper's)
     path = tmp_path / "study.db"
-    opt = _opt(path, dictionary_reference="none", trust_region=False)
+    opt = _opt(path)
     for _ in range(5):
         x = opt.ask()
         opt.tell(x, f(x))
+    opt.close()
     forget_settings(path, "dictionary_reference", "trust_region")
-    reference = _opt(None, dictionary_reference="none", trust_region=False)
-    for trial in opt.trials:
-        reference.tell(trial.params, trial.value)
-    loaded = bodi.load_study(path)
-    assert loaded.dictionary_reference == "none" and loaded.trust_region_settings is None
-    assert loaded.ask() == reference.ask()
-    # reopened by constructor with the paper's configuration: accepted, not "different settings"
-    again = _opt(path, dictionary_reference="none", trust_region=False)
-    assert [t.params for t in again.trials] == [t.params for t in loaded.trials]
+    with pytest.raises(ValueError, match=r"^this study ran BODi with dictionary_reference='none'"):
+        bodi.load_study(path)
