@@ -3,12 +3,14 @@ error raised when a finite space has no new configuration left.
 
 Every place that must not propose, claim or store a configuration twice compares these keys:
 the acquisition search and its ``AvoidPoints`` wrapper, the optimizers' last-resort
-replacement (:func:`bodi.neighbours.nearby_new_point`), the study's claims, the baselines.
+replacement (:func:`bodi.neighbours.nearby_new_point`), the study's trials and the claims its
+storage checks, the baselines.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -47,6 +49,11 @@ def row_keys(space: SearchSpace, X: Tensor) -> Tensor:
     return (codes * key_weights(space.dim)).sum(-1)
 
 
+def row_key(space: SearchSpace, x: Tensor | Sequence[float]) -> int:
+    """The :func:`row_keys` key of one encoded point ``x`` (``dim``; a tensor or a list)."""
+    return int(row_keys(space, torch.as_tensor(x, dtype=DTYPE).unsqueeze(0))[0])
+
+
 def first_occurrences(keys: Tensor) -> Tensor:
     """Indices (ascending) of the first row with each distinct key of ``keys`` (``n``, as
     :func:`row_keys` gives them): the rows that keep a tensor's points distinct, in order."""
@@ -82,7 +89,7 @@ class SeenConfigurations:
 
     def key(self, x: Tensor) -> int:
         """The key of one row ``x`` (``dim``)."""
-        return int(row_keys(self.space, x.unsqueeze(0))[0])
+        return row_key(self.space, x)
 
     def __contains__(self, x: Tensor) -> bool:
         return self.key(x) in self.keys

@@ -26,6 +26,7 @@ import torch
 from torch import Tensor
 
 from bodi.diagnostics import logger
+from bodi.novelty import row_key
 from bodi.space import DTYPE, SearchSpace, Value
 from bodi.storage import Storage, StudyRecord, TrialRecord, open_storage
 from bodi.storage.urls import mask
@@ -88,7 +89,7 @@ class Study:
         self.max_attempts = max_attempts
         self.allow_repeats = allow_repeats
         self.trials: list[Trial] = []
-        self._numbers: dict[bytes, list[int]] = {}  # a point's bytes -> its trials' numbers
+        self._numbers: dict[int, list[int]] = {}  # a point's row_key -> its trials' numbers
         self._points = torch.empty(16, space.dim, dtype=DTYPE)  # rows 0..n-1: the trials' x
         self._cursor = 0
         self._snapshot: History | None = None
@@ -157,7 +158,7 @@ class Study:
             else:
                 trial = Trial.from_record(record)
                 self.trials.append(trial)
-                self._numbers.setdefault(_point_key(trial.x), []).append(trial.number)
+                self._numbers.setdefault(row_key(self.space, trial.x), []).append(trial.number)
                 if trial.number == len(self._points):  # full: a new buffer, twice as large
                     self._points = torch.cat([self._points, torch.empty_like(self._points)])
                 self._points[trial.number] = trial.x
@@ -261,8 +262,8 @@ class Study:
             for x, params in zip(X, self.space.decode(X), strict=True)
         ]
         stored = self.storage.add_trials(  # committed before the points are handed out
-            self.name, records, known=len(self.trials), unique=not self.allow_repeats,
-            limit=limit,
+            self.name, records, known=len(self.trials),
+            identity=None if self.allow_repeats else self._identity, limit=limit,
         )
         self.refresh()
         if stored is None:
@@ -331,11 +332,10 @@ class Study:
         if not bool(self.space.feasible(x.unsqueeze(0))[0]):
             raise ValueError(f"{dict(params)} violates the search space's constraints")
         self.refresh()
-        if not self.allow_repeats and _point_key(x) in self._numbers:
+        if not self.allow_repeats and row_key(self.space, x) in self._numbers:
             raise ValueError(f"{dict(params)} is already a trial of the study")
         record = Trial(-1, self.space.decode(x.unsqueeze(0))[0], x.clone(), attempts=0).record()
-        (stored,) = self.storage.add_trials(self.name, [record], known=len(self.trials),
-                                            unique=False)
+        (stored,) = self.storage.add_trials(self.name, [record], known=len(self.trials))
         self.refresh()
         return self.trials[stored.number]
 
@@ -373,7 +373,7 @@ class Study:
                 raise ValueError(f"trial #{trial.number} of study {name!r} in {where} does "
                                  f"not fit this space: {err}") from None
             self.refresh()
-            if _point_key(x) in self._numbers:
+            if row_key(self.space, x) in self._numbers:
                 continue
             attrs = {**(trial.user_attrs or {}), "copied_from": f"{where} #{trial.number}"}
             if trial.state == "failed":
@@ -428,7 +428,7 @@ class Study:
                 user_attrs: dict[str, Any] | None = None) -> Trial:
         self.storage.check_bound(self.name)  # a deleted study's trials are no late tells
         self.refresh()
-        same = [self.trials[i] for i in self._numbers.get(_point_key(x), [])]
+        same = [self.trials[i] for i in self._numbers.get(row_key(self.space, x), [])]
         pending = [t for t in same if t.state == "pending"]
         # this worker's own trial first, then one another worker holds
         pending.sort(key=lambda t: t.worker != self.worker)
@@ -450,14 +450,17 @@ class Study:
         trial = dataclasses.replace(trial, **changes)
         return self._save(trial)  # committed before anything else happens
 
+    def _identity(self, record: TrialRecord) -> int:
+        """A stored trial's configuration identity (:func:`bodi.novelty.row_key`)."""
+        return row_key(self.space, record.x)
+
     def _add(self, x: Tensor) -> Trial:
         """Store ``x`` as a new pending trial of this worker, whatever the earlier trials."""
         params = self.space.decode(x)[0]
         now = time.time()
         record = Trial(-1, params, x.clone(), worker=self.worker, heartbeat=now,
                        started=now).record()
-        (stored,) = self.storage.add_trials(self.name, [record], known=len(self.trials),
-                                            unique=False)
+        (stored,) = self.storage.add_trials(self.name, [record], known=len(self.trials))
         self.refresh()
         return self.trials[stored.number]
 
@@ -469,9 +472,6 @@ def _storable(message: str | None) -> str | None:
     return None if message is None else mask(message).replace("\x00", "\\x00")
 
 
-def _point_key(x: Tensor) -> bytes:
-    """A dict key of an encoded point: equal keys for equal points (canonical encodings)."""
-    return x.to(torch.float64).contiguous().numpy().tobytes()
 
 
 def _end_worker(storage: Storage, study: str, worker: str, heartbeat: Heartbeat | None) -> None:

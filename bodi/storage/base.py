@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -190,7 +190,8 @@ class Storage:
         return self._trials[study].get(number, (0, None))[1]
 
     def add_trials(
-        self, study: str, trials: Sequence[TrialRecord], *, known: int, unique: bool = True,
+        self, study: str, trials: Sequence[TrialRecord], *, known: int,
+        identity: Callable[[TrialRecord], Hashable] | None = None,
         limit: int | None = None,
     ) -> list[TrialRecord] | None:
         """Claim new trials, numbered after every stored one, in one transaction.
@@ -199,7 +200,9 @@ class Storage:
             trials: the new trials (their ``number`` is ignored).
             known: how many trials the caller has seen; those numbered from ``known`` on were
                 added by other workers since.
-            unique: refuse (return ``None``) when one of those has the ``x`` of a new trial.
+            identity: a trial's configuration identity (the study's
+                :func:`bodi.novelty.row_key` of its ``x``): refuse (return ``None``) when one
+                of those has the identity of a new trial; ``None``: repeats are allowed.
             limit: the study holds at most this many trials: only the first new trials that
                 fit are added (maybe none).
 
@@ -208,9 +211,9 @@ class Storage:
         """
         with self._writing(study):
             others, count = self._trials_from(study, known), self._count(study)
-            if unique:
-                taken = {tuple(t.x) for t in others}
-                if any(tuple(t.x) in taken for t in trials):
+            if identity is not None:
+                taken = {identity(t) for t in others}
+                if any(identity(t) in taken for t in trials):
                     return None
             room = len(trials) if limit is None else max(0, min(len(trials), limit - count))
             stored = [dataclasses.replace(t, number=count + i)
