@@ -153,12 +153,12 @@ class Heartbeat:
         interval = heartbeat_interval() if interval is None else interval
         self._stop = threading.Event()
         self._thread = threading.Thread(
-            target=self._run, args=(weakref.ref(storage), study, worker, interval),
+            target=self._beat, args=(weakref.ref(storage), study, worker, interval),
             daemon=True, name="bodi-heartbeat",
         )
         self._thread.start()
 
-    def _run(self, storage_ref: weakref.ref, study: str, worker: str, interval: float) -> None:
+    def _beat(self, storage_ref: weakref.ref, study: str, worker: str, interval: float) -> None:
         while not self._stop.wait(interval):
             storage = storage_ref()
             if storage is None:

@@ -204,7 +204,7 @@ def _join(Y: Tensor, mapping: list[tuple[slice, list[slice]]], target_dim: int) 
 
 
 @dataclass
-class TrustRegion:
+class BounceTrustRegion:
     """Bounce's trust region lengths (``length_init_discrete = 10`` as in its config)."""
 
     dim: int
@@ -309,7 +309,7 @@ class Bounce(Optimizer):
         sizes = np.arange(1, max(2, math.floor(math.log2(D))))  # Bounce's adjustment of b
         b = int(sizes[np.argmin(np.abs(d0 * (1 + sizes) ** n_splits - D))])
         n_splits = math.ceil(math.log(D / d0, b + 1)) if d0 < D else 0
-        state = _State(embedding, TrustRegion(embedding.target_dim), d0, b, n_splits)
+        state = _State(embedding, BounceTrustRegion(embedding.target_dim), d0, b, n_splits)
         state.budgets = {d0 * (1 + b) ** i: self._stage_budget(state, d0 * (1 + b) ** i)
                          for i in range(n_splits + 1)}
         state.queue = self._initial_sample(state)
@@ -379,7 +379,7 @@ class Bounce(Optimizer):
             rng = np.random.default_rng(derive_seed(self.seed, state.splits_done, 0xB2))
             mapping = emb.split(state.new_bins, rng)
             state.Y = [row for row in _join(torch.stack(state.Y), mapping, emb.target_dim)]
-            state.region = TrustRegion(emb.target_dim)
+            state.region = BounceTrustRegion(emb.target_dim)
             state.splits_done += 1
             state.splits = min(state.splits + 1, state.n_splits)
         else:  # full dimension: restart with a new initial sample, keeping the embedding
@@ -433,7 +433,7 @@ class Bounce(Optimizer):
 @dataclass
 class _State:
     embedding: Embedding
-    region: TrustRegion
+    region: BounceTrustRegion
     d0: int
     new_bins: int
     n_splits: int
@@ -468,7 +468,7 @@ def _fit_gp(X: Tensor, y: Tensor, emb: Embedding):
     from gpytorch.mlls import ExactMarginalLogLikelihood
     from gpytorch.priors import GammaPrior
 
-    from bodi.models.kernels import MixtureKernel
+    from bodi.models.baseline_kernels import MixtureKernel
     from bodi.models.single_task import FastSingleTaskGP
 
     continuous = emb.kind_columns(CONTINUOUS)

@@ -3,7 +3,7 @@
 - Model: a GP with the transformed overlap kernel ``exp(-mean_i delta(x_i != x'_i) / l_i)``
   (BoTorch's ``CategoricalKernel``, ARD) on binary/categorical parameters; in mixed spaces its
   mixture with a Matérn-5/2 kernel on the continuous/integer ones,
-  ``s1 k_h k_x + s2 (k_h + k_x)`` (:func:`bodi.models.surrogates.make_overlap_kernel`).
+  ``s1 k_h k_x + s2 (k_h + k_x)`` (:func:`bodi.models.baseline_kernels.make_overlap_kernel`).
 - Trust region: a Hamming ball around the incumbent of the current region (radius 20, at most
   30, capped at the number of discrete parameters) times a box of edge 0.8 on the continuous
   parameters; 3 consecutive successes expand both by 1.5, 40 consecutive failures shrink them;

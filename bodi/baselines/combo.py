@@ -2,14 +2,14 @@
 
 - Model: the graph of the space is the Cartesian product of one complete graph per
   binary/categorical parameter, so the diffusion kernel factorises into a closed form per
-  parameter with one ``beta_i`` each (:class:`bodi.models.kernels.DiffusionKernel`); continuous
-  and integer parameters, which COMBO does not support, get a Matérn-5/2 factor.
+  parameter with one ``beta_i`` each (:class:`bodi.models.baseline_kernels.DiffusionKernel`);
+  continuous and integer parameters, which COMBO does not support, get a Matérn-5/2 factor.
 - Acquisition: expected improvement (as ``LogExpectedImprovement``) maximized by local search
   from the best of random points and of the neighbours of the best points so far.
 
 Simplified: COMBO samples ``beta`` by slice sampling under a horseshoe prior and averages the
 acquisition over the samples; we use a point estimate, the posterior mode under the
-horseshoe-type prior of :func:`bodi.models.surrogates.make_diffusion_kernel`.
+horseshoe-type prior of :func:`bodi.models.baseline_kernels.make_diffusion_kernel`.
 """
 
 from __future__ import annotations

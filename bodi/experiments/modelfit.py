@@ -188,14 +188,15 @@ def run_modelfit(
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny GPs: threads only add overhead (and contention on 2 cores)
     try:
-        _run(study, problem, names, n_train, n_test, seeds, dictionary_size, log)
+        _fit_surrogates(study, problem, names, n_train, n_test, seeds, dictionary_size, log)
     finally:
         torch.set_num_threads(threads)
     return study
 
 
-def _run(study: ModelFitStudy, problem: Problem, names: list[str], n_train: int, n_test: int,
-         seeds: Sequence[int], dictionary_size: int, log: Callable[[str], None] | None) -> None:
+def _fit_surrogates(study: ModelFitStudy, problem: Problem, names: list[str], n_train: int,
+                    n_test: int, seeds: Sequence[int], dictionary_size: int,
+                    log: Callable[[str], None] | None) -> None:
     space = problem.space
     start = time.perf_counter()
     for seed in seeds:
@@ -235,7 +236,7 @@ def _run(study: ModelFitStudy, problem: Problem, names: list[str], n_train: int,
 
 
 # --------------------------------------------------------------------------- outputs
-def write_csv(study: ModelFitStudy, path: str | Path) -> Path:
+def write_modelfit_csv(study: ModelFitStudy, path: str | Path) -> Path:
     path = Path(path)
     with path.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=FIELDS)
@@ -272,7 +273,7 @@ def read_csv(path: str | Path) -> list[dict]:
     return rows
 
 
-def _mean_se(values: list[float]) -> tuple[float, float, int]:
+def _summary(values: list[float]) -> tuple[float, float, int]:
     x = np.array([v for v in values if v is not None and not math.isnan(v)], float)
     if not len(x):
         return math.nan, math.nan, 0
@@ -287,7 +288,7 @@ def summary_table(rows: Sequence[dict]) -> str:
     cells: dict[str, dict[str, tuple[float, float, int]]] = {}
     for model in models:
         mine = [r for r in rows if r["model"] == model]
-        cells[model] = {col: _mean_se([r.get(col) for r in mine]) for col, _, _ in METRICS}
+        cells[model] = {col: _summary([r.get(col) for r in mine]) for col, _, _ in METRICS}
     best = {}
     for col, _, lower in METRICS:
         if col in ("fit_seconds", "n_ls_below_10", "n_ls_shrunk"):
@@ -405,7 +406,7 @@ def write_outputs(study: ModelFitStudy, out: str | Path, command: str | None = N
     """``modelfit.csv``, ``modelfit.md`` and ``modelfit.png`` in ``out`` (created)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    paths = {"csv": write_csv(study, out / CSV_NAME),
+    paths = {"csv": write_modelfit_csv(study, out / CSV_NAME),
              "md": write_markdown(study, out / MD_NAME, command)}
     if study.first_seed:
         paths["png"] = plot_predictions(study, out / PNG_NAME)

@@ -1,6 +1,7 @@
 """Surrogate models: the HED kernel, the GP built on it and the baselines' kernels."""
 
 from bodi.hed.kernel import HammingDistanceKernel, HammingEmbeddingKernel
+from bodi.models.baseline_kernels import DiffusionKernel, make_diffusion_kernel, make_overlap_kernel
 from bodi.models.gp import (
     fit_model,
     make_gp,
@@ -8,10 +9,8 @@ from bodi.models.gp import (
     make_hed_hamming_kernel,
     make_hed_model,
 )
-from bodi.models.kernels import DiffusionKernel
 from bodi.models.registry import KERNELS, make_kernel, make_surrogate
 from bodi.models.single_task import FastSingleTaskGP
-from bodi.models.surrogates import make_diffusion_kernel, make_overlap_kernel
 
 __all__ = [
     "KERNELS",

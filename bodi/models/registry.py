@@ -11,8 +11,8 @@ name                covariance of the binary/categorical columns (times a Matér
 ``hamming``         a Matérn-5/2 of the exact Hamming distance, one lengthscale (BODi's    no
                     default on all-categorical spaces;
                     :func:`~bodi.models.gp.make_hamming_kernel`)
-``overlap``         CASMOPOLITAN's (:func:`~bodi.models.surrogates.make_overlap_kernel`)   no
-``diffusion``       COMBO's (:func:`~bodi.models.surrogates.make_diffusion_kernel`)        no
+``overlap``         CASMOPOLITAN's (:func:`~bodi.models.baseline_kernels.make_overlap_kernel`)   no
+``diffusion``       COMBO's (:func:`~bodi.models.baseline_kernels.make_diffusion_kernel`)        no
 ==================  ===================================================================  ==========
 
 Adding a kernel is one factory ``(space, dictionary) -> Kernel`` and one entry of
@@ -28,6 +28,7 @@ from gpytorch.kernels import Kernel
 from torch import Tensor
 
 from bodi.hed.dictionaries import DICTIONARY_KINDS, Dictionary, dictionary_problem, make_dictionary
+from bodi.models.baseline_kernels import make_diffusion_kernel, make_overlap_kernel
 from bodi.models.gp import (
     make_gp,
     make_hamming_kernel,
@@ -35,7 +36,6 @@ from bodi.models.gp import (
     make_hed_kernel,
 )
 from bodi.models.single_task import FastSingleTaskGP
-from bodi.models.surrogates import make_diffusion_kernel, make_overlap_kernel
 from bodi.space import SearchSpace
 
 

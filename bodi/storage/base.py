@@ -1,9 +1,10 @@
-"""The storage interface and the records it keeps: a study's definition and its trials.
+"""The storage contract and the records it keeps: a study's definition and its trials.
 
-:class:`Storage` is the interface every storage implements (and itself keeps studies in
-memory: :class:`InMemoryStorage`); its claims, reclaims and writes are written once here over
-three hooks (a locked write of a study, the trials from a number, one trial), which the SQLite
-and PostgreSQL storages provide.
+:class:`Storage` is the abstract contract, as Optuna's ``BaseStorage``: the methods a backend
+implements, each with the concurrency promise it makes, and the claims, reclaims and writes
+that are written once here over them. :class:`InMemoryStorage` (the default),
+:class:`~bodi.storage.sqlite.SQLiteStorage` and :class:`~bodi.storage.postgres.PostgresStorage`
+implement it.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,24 +83,28 @@ class StudyGoneError(RuntimeError):
     """The study was deleted (or deleted and created again) while a worker wrote to it."""
 
 
-class Storage:
-    """The storage interface; this base class keeps everything in memory (thread-safe).
+class Storage(ABC):
+    """The contract of a study storage.
 
-    Several optimizers (workers) may share one study: new trials are *claimed* with
-    :meth:`add_trials`, which sees every trial added by the others in the same transaction, and
-    a worker follows the others' changes with :meth:`changes`. A worker names the study it
-    writes to with :meth:`bind_study`; from then on every write transaction checks, under its
-    lock, that the study is still the one created then (:class:`StudyGoneError` if not).
+    Several workers (processes or machines) may share one study: new trials are *claimed*
+    with :meth:`add_trials`, which sees every trial added by the others in the same
+    transaction, and a worker follows the others' changes with :meth:`changes`. A worker names
+    the study it writes to with :meth:`bind_study`; from then on every write transaction
+    checks, under its lock, that the study is still the one created then
+    (:class:`StudyGoneError` if not).
+
+    A backend implements the abstract methods below; each says the concurrency it promises.
+    Every write goes through :meth:`_writing`, one transaction of one study that no other
+    writer of that study (in any process sharing the storage) interleaves with; inside it
+    :meth:`_write`, :meth:`_trials_from`, :meth:`_count` and :meth:`_trial` read and write
+    that study's trials. :meth:`add_trials`, :meth:`reclaim` and :meth:`put_trials` are
+    written once here over them.
     """
 
     #: whether other processes can share the studies (then workers send heartbeats)
     shared = False
 
     def __init__(self) -> None:
-        self._studies: dict[str, StudyRecord] = {}
-        self._trials: dict[str, dict[int, tuple[int, TrialRecord]]] = {}
-        self._seq = 0
-        self._lock = threading.RLock()
         #: study name -> the ``created`` of the study this storage object writes to
         self._bound: dict[str, float | None] = {}
 
@@ -125,30 +131,64 @@ class Storage:
             "worker wrote to it; it writes nothing more (what it stored before is kept, or "
             "went with the deleted study)")
 
+    # ------------------------------------------------------------------ what a backend provides
+    @abstractmethod
     def get_study(self, name: str) -> StudyRecord | None:
-        return self._studies.get(name)
+        """The study ``name`` as stored now (``None``: there is none). A read: it sees every
+        committed write."""
 
+    @abstractmethod
     def study_names(self) -> list[str]:
-        return sorted(self._studies)
+        """The names of the stored studies, sorted."""
 
+    @abstractmethod
     def create_study(self, record: StudyRecord) -> None:
-        with self._lock:
-            if record.name in self._studies:
-                raise ValueError(f"study {record.name!r} already exists")
-            self._studies[record.name] = dataclasses.replace(record, created=time.time())
-            self._trials[record.name] = {}
+        """Store a new study (its ``created`` set now). Atomic: of workers creating the same
+        name at once exactly one succeeds; the others get ``ValueError``."""
 
+    @abstractmethod
     def delete_study(self, name: str) -> None:
-        """Remove a study and all its trials."""
-        with self._lock:
-            if self._studies.pop(name, None) is None:
-                raise ValueError(f"no study {name!r}")
-            self._trials.pop(name, None)
+        """Remove a study and all its trials in one transaction (``ValueError`` if there is
+        none); the workers bound to it then fail with :class:`StudyGoneError`."""
 
+    @abstractmethod
+    def changes(self, study: str, cursor: int) -> tuple[list[TrialRecord], int]:
+        """The trials written after ``cursor`` (in number order) and the cursor to pass next.
+        A read of committed writes only: a trial written concurrently is in this call's result
+        or in the next one's, never lost."""
+
+    @abstractmethod
+    def heartbeat(self, study: str, worker: str) -> None:
+        """Mark the pending trials of ``worker`` as alive now (one transaction)."""
+
+    @abstractmethod
+    def _writing(self, study: str) -> AbstractContextManager[None]:
+        """One committed write transaction of ``study`` that no other writer of it
+        interleaves with (a lock held to its end); it checks the bound study first
+        (:meth:`_check_bound`) and rolls back on an error."""
+
+    @abstractmethod
     def _write(self, study: str, trial: TrialRecord) -> None:
-        self._seq += 1
-        self._trials[study][trial.number] = (self._seq, trial)
+        """Insert or replace ``trial`` (inside :meth:`_writing`), after every earlier write in
+        the order :meth:`changes` reports."""
 
+    @abstractmethod
+    def _trials_from(self, study: str, first: int) -> list[TrialRecord]:
+        """The trials numbered ``first`` and later (inside :meth:`_writing`)."""
+
+    @abstractmethod
+    def _count(self, study: str) -> int:
+        """How many trials ``study`` holds (inside :meth:`_writing`)."""
+
+    @abstractmethod
+    def _trial(self, study: str, number: int) -> TrialRecord | None:
+        """Trial ``number`` of ``study`` (inside :meth:`_writing`)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the storage's resources (connections, file handles)."""
+
+    # ------------------------------------------------------------------ written once here
     def put_trial(self, study: str, trial: TrialRecord) -> None:
         """Insert or replace a trial (one committed state change)."""
         self.put_trials(study, [trial])
@@ -160,34 +200,8 @@ class Storage:
                 self._write(study, trial)
 
     def trials(self, study: str) -> list[TrialRecord]:
+        """Every trial of ``study``, in number order."""
         return self.changes(study, 0)[0]
-
-    def changes(self, study: str, cursor: int) -> tuple[list[TrialRecord], int]:
-        """Trials written after ``cursor`` (in number order) and the cursor to pass next."""
-        with self._lock:
-            rows = self._trials.get(study, {})
-            new = [rows[k][1] for k in sorted(rows) if rows[k][0] > cursor]
-            return new, self._seq
-
-    # what a backend provides for the claims below: one locked write of a study, and reads
-    @contextmanager
-    def _writing(self, study: str) -> Iterator[None]:
-        """One committed write to ``study`` that no other writer of it interleaves with."""
-        with self._lock:
-            stored = self._studies.get(study)
-            self._check_bound(study, stored and stored.created, stored is not None)
-            yield
-
-    def _trials_from(self, study: str, first: int) -> list[TrialRecord]:
-        """The trials numbered ``first`` and later (inside :meth:`_writing`)."""
-        rows = self._trials[study]
-        return [rows[k][1] for k in sorted(rows) if k >= first]
-
-    def _count(self, study: str) -> int:
-        return len(self._trials[study])
-
-    def _trial(self, study: str, number: int) -> TrialRecord | None:
-        return self._trials[study].get(number, (0, None))[1]
 
     def add_trials(
         self, study: str, trials: Sequence[TrialRecord], *, known: int,
@@ -240,18 +254,6 @@ class Storage:
                 self._write(study, new)
             return new
 
-    def heartbeat(self, study: str, worker: str) -> None:
-        """Mark the pending trials of ``worker`` as alive now."""
-        with self._lock:
-            now = time.time()
-            for _, trial in list(self._trials.get(study, {}).values()):
-                if trial.state == "pending" and trial.worker == worker:
-                    self._write(study, dataclasses.replace(trial, heartbeat=now))
-
-    def close(self) -> None:
-        """Release resources (nothing to do in memory)."""
-
-
 def _reclaimed(
     current: TrialRecord | None, seen: TrialRecord, worker: str, max_attempts: int, message: str
 ) -> TrialRecord | None:
@@ -268,4 +270,68 @@ def _reclaimed(
 
 
 class InMemoryStorage(Storage):
-    """Keeps studies in memory only (the default)."""
+    """Keeps studies in memory only (the default); thread-safe: one lock serializes every
+    transaction of this object, and it is never shared with other processes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._studies: dict[str, StudyRecord] = {}
+        self._trials: dict[str, dict[int, tuple[int, TrialRecord]]] = {}
+        self._seq = 0
+        self._lock = threading.RLock()
+
+    def get_study(self, name: str) -> StudyRecord | None:
+        return self._studies.get(name)
+
+    def study_names(self) -> list[str]:
+        return sorted(self._studies)
+
+    def create_study(self, record: StudyRecord) -> None:
+        with self._lock:
+            if record.name in self._studies:
+                raise ValueError(f"study {record.name!r} already exists")
+            self._studies[record.name] = dataclasses.replace(record, created=time.time())
+            self._trials[record.name] = {}
+
+    def delete_study(self, name: str) -> None:
+        with self._lock:
+            if self._studies.pop(name, None) is None:
+                raise ValueError(f"no study {name!r}")
+            self._trials.pop(name, None)
+
+    def changes(self, study: str, cursor: int) -> tuple[list[TrialRecord], int]:
+        with self._lock:
+            rows = self._trials.get(study, {})
+            new = [rows[k][1] for k in sorted(rows) if rows[k][0] > cursor]
+            return new, self._seq
+
+    def heartbeat(self, study: str, worker: str) -> None:
+        with self._lock:
+            now = time.time()
+            for _, trial in list(self._trials.get(study, {}).values()):
+                if trial.state == "pending" and trial.worker == worker:
+                    self._write(study, dataclasses.replace(trial, heartbeat=now))
+
+    @contextmanager
+    def _writing(self, study: str) -> Iterator[None]:
+        with self._lock:
+            stored = self._studies.get(study)
+            self._check_bound(study, stored and stored.created, stored is not None)
+            yield
+
+    def _write(self, study: str, trial: TrialRecord) -> None:
+        self._seq += 1
+        self._trials[study][trial.number] = (self._seq, trial)
+
+    def _trials_from(self, study: str, first: int) -> list[TrialRecord]:
+        rows = self._trials[study]
+        return [rows[k][1] for k in sorted(rows) if k >= first]
+
+    def _count(self, study: str) -> int:
+        return len(self._trials[study])
+
+    def _trial(self, study: str, number: int) -> TrialRecord | None:
+        return self._trials[study].get(number, (0, None))[1]
+
+    def close(self) -> None:
+        """Nothing to release in memory."""

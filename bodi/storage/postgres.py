@@ -98,6 +98,7 @@ class PostgresStorage(SQLStorage):
         self.path = mask(url)  # what messages name
         self.read_only = read_only
         self._local = threading.local()
+        self._lock = threading.Lock()  # guards the list of connections
         self._connections: list[Any] = []
         #: whether a connection ever succeeded (then a failure is the server going away)
         self._reached = False

@@ -71,6 +71,7 @@ class SQLiteStorage(SQLStorage):
         self.read_only = read_only
         _check_is_study_file(self.path)
         self._local = threading.local()
+        self._lock = threading.Lock()  # guards the list of connections
         self._connections: list[sqlite3.Connection] = []
         #: why the storage can no longer write (its file was deleted or replaced)
         self._gone: str | None = None

@@ -9,8 +9,8 @@ import torch
 import bodi
 from bodi.baselines.bounce import (
     Bounce,
+    BounceTrustRegion,
     Embedding,
-    TrustRegion,
     _fit_gp,
     _join,
 )
@@ -117,7 +117,7 @@ def test_stage_budgets_and_trust_region_follow_bounce():
     # d0 = 5, Bounce adjusts 2 new bins per split to 1 (5 * 2**4 = 80 is closest to 50)
     assert (state.d0, state.new_bins, state.n_splits) == (5, 1, 4)
     assert state.budgets == {5: 3, 10: 6, 20: 12, 40: 25, 80: 200}
-    region = TrustRegion(20)
+    region = BounceTrustRegion(20)
     assert region.length_discrete == 10
     for left in (3, 2, 1):  # a stage without improvement collapses with its last evaluation
         region.update(1.0, 0.0, (1 / region.length) ** (1 / left))

@@ -89,7 +89,7 @@ def test_botorch_mixed_refuses_a_trust_region():
 
 
 def test_combo_model_is_the_diffusion_kernel():
-    from bodi.models.kernels import DiffusionKernel
+    from bodi.models.baseline_kernels import DiffusionKernel
 
     problem = planted_binary(6, seed=0)
     opt = _run(COMBO, problem, n_init=4, budget=5, seed=0)

@@ -260,8 +260,8 @@ def test_the_fit_loss_of_other_kernels_equals_gpytorchs(kernel):
     with a prior other than LogNormal through the closed-form covariance only."""
     from gpytorch.priors import GammaPrior
 
+    from bodi.models.baseline_kernels import make_overlap_kernel
     from bodi.models.gp import make_gp, matern_with_dim_scaled_prior
-    from bodi.models.surrogates import make_overlap_kernel
 
     covar = (make_overlap_kernel(MIXED) if kernel == "overlap"
              else matern_with_dim_scaled_prior(MIXED.dim, MIXED.dim))

@@ -144,3 +144,17 @@ def test_a_study_stored_before_the_shift_robust_options_fails_with_one_line(tmp_
     forget_settings(path, "dictionary_reference", "trust_region")
     with pytest.raises(ValueError, match=r"^this study ran BODi with dictionary_reference='none'"):
         bodi.load_study(path)
+
+
+def test_the_storage_contract_is_abstract_and_every_backend_implements_it():
+    from bodi.storage import Storage
+    from bodi.storage.postgres import PostgresStorage
+    from bodi.storage.sql import SQLStorage
+
+    with pytest.raises(TypeError, match="abstract"):
+        Storage()
+    assert {"get_study", "create_study", "changes", "_writing", "_write"} <= set(
+        Storage.__abstractmethods__)
+    for backend in (InMemoryStorage, SQLiteStorage, PostgresStorage):
+        assert issubclass(backend, Storage) and not backend.__abstractmethods__
+    assert SQLStorage.__abstractmethods__  # the shared SQL code is no backend by itself

@@ -1,14 +1,17 @@
-"""The baselines' kernels on binary/categorical inputs.
+"""The kernels of BODi's baselines and their factories.
 
-* :class:`DiffusionKernel`: COMBO's diffusion kernel on a product of complete graphs.
+* :class:`DiffusionKernel`: COMBO's diffusion kernel on a product of complete graphs (Oh et
+  al., NeurIPS 2019), :func:`make_diffusion_kernel`;
+* CASMOPOLITAN's overlap kernel (Wan et al., ICML 2021), :class:`OverlapKernel` after BoTorch's
+  :class:`botorch.models.kernels.categorical.CategoricalKernel`, :func:`make_overlap_kernel`;
 * :class:`MixtureKernel`: Bounce's (after CoCaBO's) mixture of a discrete and a continuous
   Matern-5/2 kernel.
 
-BODi's own kernel is :class:`bodi.hed.HammingEmbeddingKernel`.
-
-The overlap kernel of CASMOPOLITAN is BoTorch's
-:class:`botorch.models.kernels.categorical.CategoricalKernel` (see
-:func:`bodi.models.surrogates.make_overlap_kernel`).
+BODi's own kernels are :class:`bodi.hed.HammingEmbeddingKernel` and
+:class:`bodi.hed.HammingDistanceKernel`; :mod:`bodi.models.registry` names every kernel. The GP
+baselines share the GP of :func:`bodi.models.gp.make_gp` (constant mean, Gaussian likelihood
+with BoTorch's noise prior, standardised outcomes) and its fit
+(:func:`bodi.models.gp.fit_model`: MAP by L-BFGS-B), so they differ only in the kernel.
 """
 
 from __future__ import annotations
@@ -19,10 +22,13 @@ from typing import Any
 
 import torch
 from botorch.models.kernels.categorical import CategoricalKernel
-from gpytorch.constraints import Interval
-from gpytorch.kernels import Kernel, MaternKernel
+from gpytorch.constraints import GreaterThan, Interval
+from gpytorch.kernels import Kernel, MaternKernel, ScaleKernel
 from gpytorch.priors import HalfCauchyPrior, HorseshoePrior, Prior
 from torch import Tensor
+
+from bodi.models.gp import matern_with_dim_scaled_prior
+from bodi.space import SearchSpace
 
 #: COMBO's horseshoe scale ``tau`` for the diffusion weights ``beta`` (``graphGP/sampler/priors``).
 COMBO_HORSESHOE_SCALE = 5.0
@@ -233,3 +239,87 @@ class MixtureKernel(Kernel):
             k_d, k_c = k_d.to_dense(), k_c.to_dense()
         lamda = self.lamda
         return (1 - lamda) * (k_d + k_c) + lamda * k_d * k_c
+
+
+class SharedKernel(Kernel):
+    """A second occurrence of ``kernel`` in a kernel expression (same hyperparameters).
+
+    It evaluates ``kernel`` but does not register it as a submodule, so the kernel's parameters
+    and priors are counted once, by its registered occurrence. (GPyTorch's ``named_priors`` does
+    not deduplicate modules: a kernel used twice directly would add its prior twice to the MAP
+    objective.) The registered occurrence must be part of the same model.
+    """
+
+    def __init__(self, kernel: Kernel) -> None:
+        super().__init__()
+        self._shared = (kernel,)  # a tuple: invisible to named_children / named_priors
+
+    @property
+    def kernel(self) -> Kernel:
+        return self._shared[0]
+
+    def forward(self, x1: Tensor, x2: Tensor, diag: bool = False, **params: Any) -> Tensor:
+        out = self.kernel(x1, x2, diag=diag, **params)
+        return out if diag else out.to_dense()
+
+
+def _ordinal_kernel(space: SearchSpace) -> Kernel:
+    ordinal = space.ordinal_dims
+    return matern_with_dim_scaled_prior(len(ordinal), len(ordinal), ordinal)
+
+
+def _check_space(space: SearchSpace) -> None:
+    if not space.discrete_dims and not space.ordinal_dims:
+        raise ValueError("the search space has no parameters")
+
+
+def make_overlap_kernel(space: SearchSpace) -> Kernel:
+    r"""CASMOPOLITAN's kernel (Wan et al., ICML 2021) for ``space``.
+
+    Categorical part: the transformed overlap kernel
+    ``k_h(h, h') = exp(-mean_i [h_i != h'_i] / l_i)`` with one ARD lengthscale per
+    binary/categorical column, BoTorch's :class:`CategoricalKernel`, set up as in BoTorch's
+    ``MixedSingleTaskGP`` (no lengthscale prior, ``l_i >= 1e-6``).
+
+    * only binary/categorical parameters: ``ScaleKernel(k_h)``;
+    * with continuous/integer parameters too, CASMOPOLITAN's mixture
+      ``s^2 (lambda k_h k_x + (1 - lambda)(k_h + k_x))``, written equivalently as
+      ``ScaleKernel(k_h * k_x) + ScaleKernel(k_h + k_x)`` (two free outputscales ``s^2 lambda``
+      and ``s^2 (1 - lambda)``) with the same ``k_h`` and ``k_x`` in both terms (the second
+      occurrences are :class:`SharedKernel` aliases, so each prior counts once), ``k_x`` a
+      Matérn-5/2 ARD on the ordinal columns with BoTorch's dimension-scaled lengthscale prior;
+    * only continuous/integer parameters: ``ScaleKernel(k_x)``.
+    """
+    _check_space(space)
+    discrete, ordinal = space.discrete_dims, space.ordinal_dims
+    if not discrete:
+        return ScaleKernel(_ordinal_kernel(space))
+    k_h = OverlapKernel(
+        ard_num_dims=len(discrete),
+        active_dims=discrete,
+        lengthscale_constraint=GreaterThan(1e-6),
+    )
+    if not ordinal:
+        return ScaleKernel(k_h)
+    k_x = _ordinal_kernel(space)
+    return ScaleKernel(k_h * k_x) + ScaleKernel(SharedKernel(k_h) + SharedKernel(k_x))
+
+
+def make_diffusion_kernel(space: SearchSpace) -> Kernel:
+    """COMBO's kernel (Oh et al., NeurIPS 2019) for ``space``.
+
+    ``ScaleKernel(DiffusionKernel)`` over the binary/categorical columns: the diffusion kernel of
+    the product of complete graphs, one ARD weight ``beta_i`` per variable, fitted as a MAP point
+    estimate under COMBO's horseshoe prior (COMBO samples it by MCMC; see
+    :class:`~bodi.models.baseline_kernels.DiffusionKernel`). COMBO has no continuous variables; with
+    continuous/integer parameters the kernel here is
+    ``ScaleKernel(DiffusionKernel * k_x)``, ``k_x`` a Matérn-5/2 ARD on the ordinal columns with
+    BoTorch's dimension-scaled prior (the product construction BODi uses for mixed spaces), and
+    on purely ordinal spaces ``ScaleKernel(k_x)``.
+    """
+    _check_space(space)
+    discrete, ordinal = space.discrete_dims, space.ordinal_dims
+    if not discrete:
+        return ScaleKernel(_ordinal_kernel(space))
+    k_d = DiffusionKernel(space.cardinalities, active_dims=discrete)
+    return ScaleKernel(k_d * _ordinal_kernel(space) if ordinal else k_d)

@@ -9,11 +9,15 @@ from gpytorch.kernels import AdditiveKernel, ScaleKernel
 from gpytorch.priors import HalfCauchyPrior, HorseshoePrior
 
 from bodi.experiments.modelfit import SURROGATES
+from bodi.models.baseline_kernels import (
+    DiffusionKernel,
+    SharedKernel,
+    make_diffusion_kernel,
+    make_overlap_kernel,
+)
 from bodi.models.gp import fit_model
-from bodi.models.kernels import DiffusionKernel
 from bodi.models.registry import make_surrogate
 from bodi.models.single_task import FastSingleTaskGP
-from bodi.models.surrogates import SharedKernel, make_diffusion_kernel, make_overlap_kernel
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
 
 BINARY = SearchSpace([Binary(f"b{i}") for i in range(8)])
@@ -157,7 +161,7 @@ def test_make_surrogate_names_and_errors():
 
 
 def test_overlap_kernel_diagonal_matches_the_full_matrix():
-    from bodi.models.kernels import OverlapKernel
+    from bodi.models.baseline_kernels import OverlapKernel
 
     kernel = OverlapKernel(ard_num_dims=5).double()
     kernel.lengthscale = torch.tensor([0.3, 1.0, 2.0, 0.7, 5.0], dtype=torch.float64)
@@ -175,7 +179,7 @@ def test_overlap_kernel_diagonal_matches_the_full_matrix():
 def test_overlap_kernel_equals_botorchs_categorical_kernel_with_its_gradient(levels, batch):
     from botorch.models.kernels.categorical import CategoricalKernel
 
-    from bodi.models.kernels import OverlapKernel
+    from bodi.models.baseline_kernels import OverlapKernel
 
     g = torch.Generator().manual_seed(levels)
     lengthscale = torch.rand(1, 6, generator=g, dtype=torch.float64) * 3 + 0.05
@@ -199,7 +203,7 @@ def test_overlap_kernel_equals_botorchs_categorical_kernel_with_its_gradient(lev
 def test_overlap_kernel_takes_the_parents_path_for_non_index_inputs():
     from botorch.models.kernels.categorical import CategoricalKernel
 
-    from bodi.models.kernels import OverlapKernel, weighted_mismatches
+    from bodi.models.baseline_kernels import OverlapKernel, weighted_mismatches
 
     g = torch.Generator().manual_seed(0)
     x = torch.rand(20, 4, generator=g, dtype=torch.float64)  # 80 distinct values
@@ -209,7 +213,7 @@ def test_overlap_kernel_takes_the_parents_path_for_non_index_inputs():
 
 
 def test_diffusion_kernel_product_equals_the_comparison_with_its_gradient(monkeypatch):
-    import bodi.models.kernels as kernels
+    import bodi.models.baseline_kernels as kernels
 
     cards = [2, 3, 5, 2, 4]
     space = SearchSpace([Categorical(f"v{i}", list(range(c))) for i, c in enumerate(cards)])
