@@ -90,7 +90,7 @@ def compare_optimizers(d: int, n: int, repeats: int) -> None:
     print("| method | median seconds | median best log-EI |\n|---|---|---|")
     results = {"local": ([], []), "botorch": ([], [])}
     for rep in range(repeats):
-        model = opt.make_model(X, Y)  # BODi's default model
+        model = opt.make_model(X, Y, opt.history)  # BODi's default model
         acq = make_acquisition("logei", model, X, Y)
         for method, (times, values) in results.items():
             with bodi.seeding.seeded(rep):

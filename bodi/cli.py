@@ -222,9 +222,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.scheduler:
         Client = require("distributed", "bodi run --scheduler").Client
 
-        # the client's own reconnection errors are tracebacks in its log; a lost scheduler is
-        # reported once, by the run (bodi.executors.ClusterLostError)
-        logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
+        # the client's own reconnection errors are tracebacks in its logs (its client and its
+        # batched sends); a lost scheduler is reported once, by the run
+        # (bodi.executors.ClusterLostError)
+        for logger_name in ("distributed.client", "distributed.batched"):
+            logging.getLogger(logger_name).setLevel(logging.CRITICAL)
         try:
             executor = Client(args.scheduler, timeout=10)
         except (OSError, TimeoutError) as err:

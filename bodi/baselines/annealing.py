@@ -19,6 +19,7 @@ from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.optimizers.random_search import sample_new_points
 from bodi.seeding import derive_seed
 from bodi.space import SearchSpace
+from bodi.trials import History
 
 
 class SimulatedAnnealing(ModelBasedOptimizer):
@@ -71,9 +72,10 @@ class SimulatedAnnealing(ModelBasedOptimizer):
         return {**super().settings(), "init_temp": self.init_temp, "cooling": self.cooling,
                 "step": self.step, "tolerance": self.tolerance}
 
-    def annealing_state(self) -> tuple[Tensor, float, float]:
-        """``(current point, its loss, temperature)`` after replaying the complete trials."""
-        complete = [t for t in self.trials if t.state == "complete"]
+    def annealing_state(self, history: History) -> tuple[Tensor, float, float]:
+        """``(current point, its loss, temperature)`` after replaying the complete trials of
+        ``history``."""
+        complete = [t for t in history.trials if t.state == "complete"]
         design = [t for t in complete if t.number < self.n_init]
         later = [t for t in complete if t.number >= self.n_init]
         if not design:  # MCBO's first observation initializes the state
@@ -94,18 +96,18 @@ class SimulatedAnnealing(ModelBasedOptimizer):
                 current, current_loss = trial.x, loss
         return current, current_loss, temp
 
-    def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
-        current, _, _ = self.annealing_state()
-        g = torch.Generator().manual_seed(derive_seed(self.seed, len(self.trials), 0x5A1))
+    def _model_points(self, history: History, q: int, design: Tensor, taken: Tensor) -> Tensor:
+        current, _, _ = self.annealing_state(history)
+        g = torch.Generator().manual_seed(derive_seed(self.seed, len(history.trials), 0x5A1))
         seen = SeenConfigurations(self.space, taken)
         points = []
         for _ in range(q):
-            x = self._neighbour(current, seen, g)
+            x = self._neighbour(history, current, seen, g)
             seen.add(x)
             points.append(x)
         return torch.stack(points)
 
-    def _neighbour(self, current: Tensor, seen: SeenConfigurations,
+    def _neighbour(self, history: History, current: Tensor, seen: SeenConfigurations,
                    g: torch.Generator) -> Tensor:
         space = self.space
         discrete, numeric = space.discrete_dims, space.ordinal_dims
@@ -121,5 +123,5 @@ class SimulatedAnnealing(ModelBasedOptimizer):
             x = space.round(x.unsqueeze(0))[0]
             if not space.is_discrete or x not in seen:
                 return x
-        taken = torch.cat([self.history.X, current.unsqueeze(0)])
+        taken = torch.cat([history.X, current.unsqueeze(0)])
         return sample_new_points(space, 1, taken)[0]

@@ -21,6 +21,7 @@ from torch import Tensor
 from bodi.models.gp import fit_model
 from bodi.optimizers.gp_optimizer import GPOptimizer
 from bodi.space import SearchSpace
+from bodi.trials import History
 
 
 class BoTorchMixed(GPOptimizer):
@@ -33,7 +34,7 @@ class BoTorchMixed(GPOptimizer):
             raise ValueError("botorch-mixed has no trust region")
         super().__init__(space, **kwargs)
 
-    def make_model(self, train_X: Tensor, train_Y: Tensor) -> Model:
+    def make_model(self, train_X: Tensor, train_Y: Tensor, history: History) -> Model:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InputDataWarning)
             if self.space.discrete_dims:

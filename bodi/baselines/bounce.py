@@ -65,6 +65,7 @@ from bodi.checks import check_integer
 from bodi.optimizers.base import Optimizer
 from bodi.seeding import derive_seed
 from bodi.space import DTYPE, SearchSpace
+from bodi.trials import History
 
 BINARY, CATEGORICAL, CONTINUOUS = "binary", "categorical", "continuous"
 _KIND_ORDER = (CONTINUOUS, BINARY, CATEGORICAL)  # Bounce's ParameterType enum order
@@ -342,13 +343,13 @@ class Bounce(Optimizer):
                 Y[torch.arange(self.n_init), cols.start + k] = 1.0
         return list(Y)
 
-    def _catch_up(self) -> _State:
-        """Tell the state the finished trials it has not seen, in trial order; a pending trial
-        holds back the trials after it (Bounce is sequential)."""
+    def _catch_up(self, history: History) -> _State:
+        """Tell the state the finished trials of ``history`` it has not seen, in trial order;
+        a pending trial holds back the trials after it (Bounce is sequential)."""
         if self._state is None:
             self._state = self._new_state()
-        state, losses = self._state, self.finished_losses()
-        for trial in self.trials[state.consumed :]:
+        state, losses = self._state, history.finished_losses()
+        for trial in history.trials[state.consumed :]:
             if trial.state == "pending":
                 break
             state.consumed += 1
@@ -390,17 +391,17 @@ class Bounce(Optimizer):
             state.restarts += 1
 
     # ------------------------------------------------------------------ suggestions
-    def _suggest(self, n: int) -> Tensor:
-        state = self._catch_up()
-        pending = len(self._rows("pending"))
+    def _suggest(self, history: History, n: int) -> Tensor:
+        state = self._catch_up(history)
+        pending = len(history.rows("pending"))
         rows = [row for row in state.queue[pending : pending + n]]
         if len(rows) < n and state.Y:
-            rows += self._candidates(state, n - len(rows))
+            rows += self._candidates(history, state, n - len(rows))
         while len(rows) < n:  # nothing to model yet: uniform points of the embedding
             rows += self._initial_sample(state)[: n - len(rows)]
         return state.embedding.project_up(torch.stack(rows))
 
-    def _candidates(self, state: _State, q: int) -> list[Tensor]:
+    def _candidates(self, history: History, state: _State, q: int) -> list[Tensor]:
         from botorch.acquisition import ExpectedImprovement
 
         emb = state.embedding
@@ -412,10 +413,10 @@ class Bounce(Optimizer):
         center = X[int(scaled.argmin())].clone()
         model = _fit_gp(X, -scaled, emb)
         acq = ExpectedImprovement(model, best_f=float((-scaled).max()))
-        g = torch.Generator().manual_seed(derive_seed(self.seed, len(self.trials), 0xB3))
+        g = torch.Generator().manual_seed(derive_seed(self.seed, len(history.trials), 0xB3))
         discrete = emb.kind_columns(BINARY, CATEGORICAL)
         continuous = emb.kind_columns(CONTINUOUS)
-        taken = torch.cat([X, (emb.project_down(self.X_pending) + 1) / 2])
+        taken = torch.cat([X, (emb.project_down(history.X_pending) + 1) / 2])
         if not continuous:
             found = _discrete_search(acq, center, center, state, taken, g)
         elif not discrete:

@@ -29,6 +29,7 @@ from bodi.models.gp import fit_model, make_gp
 from bodi.models.registry import make_kernel
 from bodi.optimizers.gp_optimizer import GPOptimizer
 from bodi.space import SearchSpace
+from bodi.trials import History
 
 
 class CASMOPOLITAN(GPOptimizer):
@@ -39,5 +40,5 @@ class CASMOPOLITAN(GPOptimizer):
     def __init__(self, space: SearchSpace, *, trust_region: Any = True, **kwargs: Any) -> None:
         super().__init__(space, trust_region=trust_region, **kwargs)
 
-    def make_model(self, train_X: Tensor, train_Y: Tensor) -> Model:
+    def make_model(self, train_X: Tensor, train_Y: Tensor, history: History) -> Model:
         return fit_model(make_gp(train_X, train_Y, make_kernel("overlap", self.space)))

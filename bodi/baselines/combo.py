@@ -20,10 +20,11 @@ from torch import Tensor
 from bodi.models.gp import fit_model, make_gp
 from bodi.models.registry import make_kernel
 from bodi.optimizers.gp_optimizer import GPOptimizer
+from bodi.trials import History
 
 
 class COMBO(GPOptimizer):
     """COMBO with a point estimate of the kernel; options as :class:`GPOptimizer`."""
 
-    def make_model(self, train_X: Tensor, train_Y: Tensor) -> Model:
+    def make_model(self, train_X: Tensor, train_Y: Tensor, history: History) -> Model:
         return fit_model(make_gp(train_X, train_Y, make_kernel("diffusion", self.space)))

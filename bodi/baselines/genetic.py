@@ -19,6 +19,7 @@ from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.optimizers.random_search import sample_new_points
 from bodi.seeding import derive_seed
 from bodi.space import DTYPE, SearchSpace
+from bodi.trials import History
 
 
 class GeneticAlgorithm(ModelBasedOptimizer):
@@ -55,25 +56,26 @@ class GeneticAlgorithm(ModelBasedOptimizer):
     def settings(self) -> dict[str, Any]:
         return {**super().settings(), "pop_size": self.pop_size}
 
-    def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
-        rows = self._next_members()[:q]
+    def _model_points(self, history: History, q: int, design: Tensor, taken: Tensor) -> Tensor:
+        rows = self._next_members(history)[:q]
         if len(rows) == q:
             return torch.stack(rows)
         chosen = torch.stack(rows) if rows else taken[:0]
         more = sample_new_points(self.space, q - len(rows), torch.cat([taken, chosen]))
         return torch.cat([chosen, more])
 
-    def _next_members(self) -> list[Tensor]:
-        """The members of the current generation that no trial has taken yet (encoded rows)."""
+    def _next_members(self, history: History) -> list[Tensor]:
+        """The members of the current generation that no trial of ``history`` has taken yet
+        (encoded rows)."""
         pymoo = _pymoo()
         problem = pymoo.problem(self.space)
         algorithm = pymoo.algorithm(self.pop_size)
         algorithm.setup(problem, termination=pymoo.NoTermination(),
                         seed=derive_seed(self.seed, 0, 0x6A) % 2**32)
         losses = {number: math.inf if loss is None else loss
-                  for number, loss in self.finished_losses().items()}
-        design = [t for t in self.trials if t.number < self.n_init and t.number in losses]
-        rest = [t for t in self.trials if t.number >= self.n_init]
+                  for number, loss in history.finished_losses().items()}
+        design = [t for t in history.trials if t.number < self.n_init and t.number in losses]
+        rest = [t for t in history.trials if t.number >= self.n_init]
         if design:  # MCBO's initialize: the design is the first population
             population = pymoo.Population.new(
                 "X", np.array([self._to_pymoo(t.x) for t in design], dtype=object)

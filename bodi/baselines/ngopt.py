@@ -21,6 +21,7 @@ from bodi.integrations.spaces.nevergrad import make_parametrization
 from bodi.optimizers.base import Optimizer
 from bodi.seeding import derive_seed
 from bodi.space import DTYPE, SearchSpace
+from bodi.trials import History
 
 
 class NGOpt(Optimizer):
@@ -76,7 +77,7 @@ class NGOpt(Optimizer):
     def settings(self) -> dict[str, Any]:
         return {"budget": self.budget, "num_workers": self.num_workers}
 
-    def _suggest(self, n: int) -> Tensor:
+    def _suggest(self, history: History, n: int) -> Tensor:
         if self._nevergrad is None:
             ng = require("nevergrad", "the ngopt baseline", "baselines")
             parametrization = make_parametrization(self.space)
@@ -91,21 +92,22 @@ class NGOpt(Optimizer):
         state = self._nevergrad
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. Nevergrad's LossTooLargeWarning
-            self._catch_up(state)
+            self._catch_up(history, state)
             candidates = [state.optimizer.ask() for _ in range(n)]
         # matched, in order, to the trials numbered from here (this suggestion's, unless
         # another worker of a shared study claimed those numbers first: then the trials'
         # own points are told, see _catch_up)
-        state.proposed, state.proposed_from = candidates, len(self.trials)
+        state.proposed, state.proposed_from = candidates, len(history.trials)
         rows = [from_index_values(self.space, c.value) for c in candidates]
         return torch.tensor(rows, dtype=DTYPE).reshape(n, self.space.dim)
 
-    def _catch_up(self, state: _NevergradState) -> None:
-        """Give every trial its candidate and tell the finished ones (see the class doc)."""
+    def _catch_up(self, history: History, state: _NevergradState) -> None:
+        """Give every trial of ``history`` its candidate and tell the finished ones (see the
+        class doc)."""
         proposed = list(state.proposed)
         state.proposed = []  # candidates of a claim that failed are dropped
-        losses = self.finished_losses()
-        for trial in self.trials:
+        losses = history.finished_losses()
+        for trial in history.trials:
             if trial.number in state.told:
                 continue
             if trial.number not in state.candidates:

@@ -25,6 +25,7 @@ from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.optimizers.random_search import sample_new_points
 from bodi.seeding import derive_seed
 from bodi.space import DTYPE
+from bodi.trials import History
 
 #: SMAC's intensifier gives up after this many loops without a new trial (its default); we add
 #: one per told configuration, as it may need a loop to drop each from its queue.
@@ -89,15 +90,15 @@ class SMAC(ModelBasedOptimizer):
     those of :class:`bodi.optimizers.Optimizer`.
     """
 
-    def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
-        points = self._smac_points(q, design)
+    def _model_points(self, history: History, q: int, design: Tensor, taken: Tensor) -> Tensor:
+        points = self._smac_points(history, q, design)
         if len(points) < q:  # SMAC gave up (e.g. a nearly exhausted discrete space)
             more = sample_new_points(self.space, q - len(points), torch.cat([taken, points]))
             points = torch.cat([points, more])
         return points  # a repeat is replaced by the base class, as for every optimizer
 
-    def _smac_points(self, q: int, design: Tensor) -> Tensor:
-        """Up to ``q`` points asked from a SMAC facade told the whole history."""
+    def _smac_points(self, history: History, q: int, design: Tensor) -> Tensor:
+        """Up to ``q`` points asked from a SMAC facade told the whole ``history``."""
         require("smac", "the SMAC baseline", "baselines")
         from smac import HyperparameterOptimizationFacade as Facade
         from smac import Scenario
@@ -108,17 +109,17 @@ class SMAC(ModelBasedOptimizer):
         from smac.runhistory.enumerations import StatusType
 
         told: dict[tuple[float, ...], list[float]] = {}  # config -> costs (empty: only failed)
-        for trial in self.trials:
+        for trial in history.trials:
             if trial.state == "complete":
                 told.setdefault(tuple(trial.x.tolist()), []).append(-self.sign * trial.value)
             elif trial.state == "failed":
                 told.setdefault(tuple(trial.x.tolist()), [])
         costs = [c for cs in told.values() for c in cs]
         worst = max(costs)
-        pending = dict.fromkeys(tuple(x.tolist()) for x in torch.cat([self.X_pending, design]))
+        pending = dict.fromkeys(tuple(x.tolist()) for x in torch.cat([history.X_pending, design]))
         running = [key for key in pending if key not in told]  # in order, once each
 
-        seed = derive_seed(self.seed, len(self.trials), 0x5AC3) % (2**31 - 1)
+        seed = derive_seed(self.seed, len(history.trials), 0x5AC3) % (2**31 - 1)
         configspace = make_configspace(self.space, seed)
         rows: list[list[float]] = []
         with tempfile.TemporaryDirectory(prefix="bodi-smac-") as tmp, quiet_logger("smac"):
@@ -128,7 +129,7 @@ class SMAC(ModelBasedOptimizer):
                 output_directory=Path(tmp) / "smac3_output",
                 deterministic=True,
                 crash_cost=float(worst),
-                n_trials=len(self.trials) + len(design) + q + 1,
+                n_trials=len(history.trials) + len(design) + q + 1,
                 seed=seed,
             )
             model = RandomForest(  # the facade's get_model() defaults, see the class docstring

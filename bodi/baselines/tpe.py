@@ -19,6 +19,7 @@ from bodi.novelty import SeenConfigurations
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.seeding import derive_seed
 from bodi.space import DTYPE
+from bodi.trials import History
 
 #: in a fully discrete space, how often a repeated proposal is asked again before it is replaced
 #: by a uniform sample
@@ -89,22 +90,19 @@ class TPE(ModelBasedOptimizer):
         """Sampler state kept with the ``index``-th trial of the rebuilt Optuna study."""
         return {}
 
-    def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
-        # a repeat is replaced by the base class, as for every optimizer
-        return self._tpe_points(q, design, taken)
-
-    def _tpe_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
-        """``q`` points asked from an Optuna study that holds the whole history."""
+    def _model_points(self, history: History, q: int, design: Tensor, taken: Tensor) -> Tensor:
+        """``q`` points asked from an Optuna study that holds the whole history (a repeat is
+        replaced by the base class, as for every optimizer)."""
         optuna = require("optuna", "the TPE baseline", "baselines")
         from optuna.trial import TrialState, create_trial
 
         distributions = make_distributions(self.space)
-        seed = derive_seed(self.seed, len(self.trials), 0x7BE) % 2**32
+        seed = derive_seed(self.seed, len(history.trials), 0x7BE) % 2**32
         with quiet_logger("optuna"):
             sampler = self.make_sampler(seed)
             study = optuna.create_study(directions=list(self.directions), sampler=sampler)
             frozen = []
-            for trial in self.trials:
+            for trial in history.trials:
                 params = to_optuna_params(self.space, distributions, trial.x)
                 attrs = self.system_attrs(len(frozen))
                 if trial.state == "complete" and self.outcome_constraints:

@@ -86,8 +86,8 @@ class Optimizer(ABC):
     study.
 
     Subclasses set their own settings before calling ``super().__init__`` (the stored settings
-    are compared with :meth:`settings`) and implement :meth:`_suggest`, which reads the history
-    through the views (``self.trials``, ``self.X_completed``, ...).
+    are compared with :meth:`settings`) and implement :meth:`_suggest`, which reads the trials
+    from the history it is given.
     """
 
     #: whether the optimizer accepts several objectives (``directions=``)
@@ -165,7 +165,6 @@ class Optimizer(ABC):
         self.numerical_warnings = 0
         self._storage, self._study_name = storage, study_name or "default"
         self._study: Study | None = None
-        self._suggesting: History | None = None  # the history of the suggestion under way
         if storage is not None or study_name is not None:
             self._study = self._open_study()
 
@@ -239,12 +238,8 @@ class Optimizer(ABC):
         if history.space.dim != self.space.dim or tuple(history.directions) != self.directions:
             raise ValueError("the history's space or directions are not the optimizer's")
         seed = derive_seed(self.seed, len(history), 0xA5, *salt)
-        self._suggesting = history
-        try:
-            with seeded(seed), numerical_warnings() as seen:
-                X = self._suggest(n)
-        finally:
-            self._suggesting = None
+        with seeded(seed), numerical_warnings() as seen:
+            X = self._suggest(history, n)
         self.numerical_warnings += len(seen)
         if X.shape != (n, self.space.dim):
             raise RuntimeError(f"{type(self).__name__} suggested shape {tuple(X.shape)}")
@@ -252,9 +247,10 @@ class Optimizer(ABC):
         return self._replace_unusable(X, history, salt)
 
     @abstractmethod
-    def _suggest(self, n: int) -> Tensor:
-        """Return ``n x dim`` encoded new points from :attr:`history`; global RNGs are seeded
-        by the caller."""
+    def _suggest(self, history: History, n: int) -> Tensor:
+        """Return ``n x dim`` encoded new points from ``history``; global RNGs are seeded by
+        the caller. It reads the trials from ``history`` alone and keeps nothing that a later
+        suggestion reads (what it records, such as the last fitted model, is for inspection)."""
 
     def _replace_unusable(self, X: Tensor, history: History, salt: tuple[int, ...]) -> Tensor:
         """Swap each row of canonical ``X`` that violates the space's constraints, or (unless
@@ -325,10 +321,7 @@ class Optimizer(ABC):
     # ------------------------------------------------------------------ views
     @property
     def history(self) -> History:
-        """The trials: during a suggestion, the history it was given; otherwise the study's
-        trials as they are now."""
-        if self._suggesting is not None:
-            return self._suggesting
+        """The study's trials as they are now."""
         return self.study.history()
 
     @property
@@ -411,10 +404,10 @@ class Optimizer(ABC):
         """Number of complete and failed trials."""
         return self.history.n_finished
 
-    def unused_design_points(self, design: Tensor) -> Tensor:
-        """The rows of the ``k x dim`` initial ``design`` not yet among the trials (compared
-        by :func:`bodi.novelty.row_keys`, ``O((k + n) dim)`` for ``n`` trials)."""
-        history = self.history
+    def unused_design_points(self, history: History, design: Tensor) -> Tensor:
+        """The rows of the ``k x dim`` initial ``design`` not yet among the trials of
+        ``history`` (compared by :func:`bodi.novelty.row_keys`, ``O((k + n) dim)`` for ``n``
+        trials)."""
         if not len(history) or len(design) == 0:
             return design
         seen = row_keys(self.space, history.X)

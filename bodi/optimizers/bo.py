@@ -32,6 +32,7 @@ from bodi.models.registry import check_kernel, make_kernel, uses_dictionary
 from bodi.optimizers.gp_optimizer import DEFAULT_ACQUISITION, GPOptimizer
 from bodi.seeding import derive_seed
 from bodi.space import SearchSpace
+from bodi.trials import History
 
 #: BODi's default ``first_order`` on a space with binary, integer or continuous parameters:
 #: the first-order term where its fit keeps it, the sum's kernel rescaled where it does not
@@ -286,30 +287,31 @@ class BODi(GPOptimizer):
             "first_order": self.first_order,
         }
 
-    def make_dictionary(self) -> Dictionary | None:
-        """The dictionary for the next suggestion (``None`` without binary/categorical params):
-        a new one per suggestion, its seed derived from the number of trials."""
+    def make_dictionary(self, history: History) -> Dictionary | None:
+        """The dictionary for a suggestion from ``history`` (``None`` without
+        binary/categorical parameters): a new one per suggestion, its seed derived from the
+        number of trials, relabelled around the incumbent (:attr:`dictionary_reference`)."""
         if not self.space.discrete_dims:
             return None
-        iteration = len(self.trials)
         return make_dictionary(
             self.dictionary_kind,
             self.dictionary_size,
             self.space.cardinalities,
-            seed=derive_seed(self.seed, iteration, 0xD1C7),
-            reference=self._dictionary_reference(),
+            seed=derive_seed(self.seed, len(history.trials), 0xD1C7),
+            reference=self._dictionary_reference(history),
         )
 
-    def _dictionary_reference(self) -> Tensor | None:
+    def _dictionary_reference(self, history: History) -> Tensor | None:
         """The discrete values the dictionary is relabelled around (``None``: all zeros)."""
-        if self.dictionary_reference == "incumbent" and len(self._rows("complete")):
-            return self.X_completed[self.utility().argmax(), self.space.discrete_dims]
+        if self.dictionary_reference == "incumbent" and len(history.rows("complete")):
+            return history.X_completed[self.utility(history).argmax(), self.space.discrete_dims]
         return None
 
-    def make_model(self, train_X: Tensor, train_Y: Tensor) -> Model:
+    def make_model(self, train_X: Tensor, train_Y: Tensor, history: History) -> Model:
         """The GP of ``self.kernel`` (see the class's ``kernel`` argument), with the first-order
         term as :attr:`first_order` says, fitted."""
-        dictionary = self.make_dictionary() if draws_dictionary(self.kernel, self.space) else None
+        dictionary = (self.make_dictionary(history) if draws_dictionary(self.kernel, self.space)
+                      else None)
 
         def fitted(first_order: bool) -> Model:
             covar = make_kernel(self.kernel, self.space, dictionary)

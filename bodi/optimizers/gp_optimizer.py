@@ -49,6 +49,7 @@ from bodi.pareto import (
 from bodi.seeding import derive_seed
 from bodi.space import DTYPE, Binary, SearchSpace, Value
 from bodi.storage import Storage
+from bodi.trials import History
 
 DEFAULT_MAX_MODEL_POINTS = 1000
 #: where the model leaves most of the initial design out, it keeps this many of its points
@@ -201,6 +202,8 @@ class GPOptimizer(ModelBasedOptimizer):
         self.max_model_points = max_model_points
         self.failed_trials = failed_trials
         self.trust_region_settings: TrustRegionSettings | None = trust_region or None
+        #: the model and trust region of the last suggestion, for inspection (no suggestion
+        #: reads them: each fits its own from its history)
         self.model: Model | None = None
         self.region: TrustRegion | None = None
         super().__init__(space, seed=seed, direction=direction, n_init=n_init, storage=storage,
@@ -273,68 +276,70 @@ class GPOptimizer(ModelBasedOptimizer):
         """The model's precision."""
         return self.tensor_kwargs["dtype"]
 
-    def make_model(self, train_X: Tensor, train_Y: Tensor) -> Model:
-        """A fitted model of ``n x dim`` inputs and ``n x 1`` outcomes (larger is better)."""
+    def make_model(self, train_X: Tensor, train_Y: Tensor, history: History) -> Model:
+        """A fitted model of ``n x dim`` inputs and ``n x 1`` outcomes (larger is better), for
+        a suggestion from ``history``."""
         raise NotImplementedError
 
-    def reference_point(self) -> Tensor:
+    def reference_point(self, history: History) -> Tensor:
         """``k`` hypervolume reference point in the larger-is-better orientation: the given
         ``ref_point`` or one inferred from the completed trials."""
         if self.ref_point is not None:
             return torch.tensor(self.ref_point, dtype=DTYPE) * self.signs
-        Y, feasible = self.Y_completed, self.feasible_completed
+        Y, feasible = history.Y_completed, history.feasible_completed
         return infer_reference_point(Y[feasible] if feasible.any() else Y)
 
-    def utility(self) -> Tensor:
+    def utility(self, history: History) -> Tensor:
         """``n`` scalar utilities of the completed trials, larger is better: the value with one
         objective; with several, an augmented Chebyshev scalarization with weights drawn anew
         each iteration (seeded), whose best point is on the Pareto front."""
-        Y = self.Y_completed
+        Y = history.Y_completed
         if not self.is_multi_objective:
             utility = Y.squeeze(-1)
         else:
-            g = torch.Generator().manual_seed(derive_seed(self.seed, len(self.trials), 0xC4EB))
+            g = torch.Generator().manual_seed(derive_seed(self.seed, len(history.trials), 0xC4EB))
             utility = chebyshev_utility(Y, random_weights(self.n_objectives, g))
-        return penalize_infeasible(utility, self.C_completed)
+        return penalize_infeasible(utility, history.C_completed)
 
-    def trust_region(self) -> TrustRegion | None:
+    def trust_region(self, history: History) -> TrustRegion | None:
         """The current trust region (``None``: search the whole space). With several
         objectives its size follows the hypervolume of the trials so far (an improvement is a
         larger hypervolume)."""
         settings = self.trust_region_settings
         if settings is None:
             return None
-        progress = self.progress()
+        progress = self.progress(history)
         # which steps moved the discrete incumbent: only the box's own rule asks, and only a
         # space with a box (continuous/integer parameters) has a use for the answer
-        moved = (discrete_moves(self.X_completed[:, self.space.discrete_dims], progress)
+        moved = (discrete_moves(history.X_completed[:, self.space.discrete_dims], progress)
                  if settings.box_failure_tolerance is not None and self.space.ordinal_dims
                  else None)
         state = trust_region_state(progress, self.n_init, settings,
                                    len(self.space.discrete_dims), moved)
-        return region_from_state(self.space, state, self.X_completed,
-                                 self.utility().unsqueeze(-1))
+        return region_from_state(self.space, state, history.X_completed,
+                                 self.utility(history).unsqueeze(-1))
 
-    def progress(self) -> list[float]:
+    def progress(self, history: History) -> list[float]:
         """The completed trials' progress in order, larger is better, where a step improves
         when its entry exceeds every earlier one: the value with one objective (infeasible
         trials below every feasible one), the hypervolume so far with several."""
-        Y = self.Y_completed
+        Y = history.Y_completed
         if self.is_multi_objective:
-            ref = self.reference_point()
-            Y = torch.where(self.feasible_completed.unsqueeze(-1), Y, ref - 1)  # adds nothing
+            ref = self.reference_point(history)
+            Y = torch.where(history.feasible_completed.unsqueeze(-1), Y, ref - 1)  # adds nothing
             return running_hypervolume(Y, ref)
-        return penalize_infeasible(Y.squeeze(-1), self.C_completed).tolist()
+        return penalize_infeasible(Y.squeeze(-1), history.C_completed).tolist()
 
-    def make_objective_model(self, train_X: Tensor, train_Y: Tensor) -> Model:
+    def make_objective_model(self, train_X: Tensor, train_Y: Tensor, history: History
+                             ) -> Model:
         """The model of all ``k`` objectives (``train_Y``: ``n x k``): :meth:`make_model`
         for one; for several, a ``ModelList`` of one fitted model per objective, with the
         ``known_objectives`` computed exactly."""
         if train_Y.shape[-1] == 1:
-            return self.make_model(train_X, train_Y)
+            return self.make_model(train_X, train_Y, history)
         models = [
             self._known_model(i, self.known_objectives[i]) if i in self.known_objectives
-            else self.make_model(train_X, train_Y[:, i : i + 1])
+            else self.make_model(train_X, train_Y[:, i : i + 1], history)
             for i in range(train_Y.shape[-1])
         ]
         return ModelList(*models)
@@ -364,20 +369,20 @@ class GPOptimizer(ModelBasedOptimizer):
 
         return GenericDeterministicModel(exact, num_outputs=1)
 
-    def model_rows(self, center: Tensor) -> Tensor:
+    def model_rows(self, history: History, center: Tensor) -> Tensor:
         """Indices (ascending) of the completed trials the model is fitted on: all of them,
         or the ``max_model_points`` nearest ``center`` (:func:`nearest_rows`)."""
-        X = self.X_completed
+        X = history.X_completed
         if self.max_model_points is None or len(X) <= self.max_model_points:
             return torch.arange(len(X))
         return nearest_rows(self.space, X, center, self.max_model_points)
 
-    def few_design_rows(self, rows: Tensor) -> Tensor:
+    def few_design_rows(self, history: History, rows: Tensor) -> Tensor:
         """Boolean mask over ``rows`` (indices of completed trials): what the model keeps when
         it leaves most of the initial design out, every trial that is not a point of the
         initial design, the design's first :data:`DESIGN_FEW` points and its best completed
         trial; every row until one trial beyond the design is complete."""
-        X, design = self.X_completed[rows], self._design.to(DTYPE)
+        X, design = history.X_completed[rows], self._design.to(DTYPE)
         keep = torch.ones(len(rows), dtype=torch.bool)
         if not len(design) or not len(rows):
             return keep
@@ -386,56 +391,58 @@ class GPOptimizer(ModelBasedOptimizer):
         if not in_design.any() or in_design.all():
             return keep
         keep = ~in_design | (match.to(torch.int8).argmax(-1) < DESIGN_FEW)
-        utility = self.utility()[rows]
+        utility = self.utility(history)[rows]
         keep[torch.where(in_design, utility, utility.min() - 1).argmax()] = True
         return keep
 
-    def failed_outcomes(self, Y: Tensor) -> tuple[Tensor, Tensor]:
+    def failed_outcomes(self, history: History, Y: Tensor) -> tuple[Tensor, Tensor]:
         """The failed trials' points and the outcomes the model sees for them, beside the
         completed trials' model outcomes ``Y`` (``n x (k + c)``, :meth:`model_outcomes`):
         with ``failed_trials="worst"`` each column's worst (the smallest of the ``k``
         objectives, larger being better; the largest of the ``c`` constraints, feasible
         ``<= 0``); otherwise (``"ignore"``, ``"constraint"``), or before a trial completes,
         none."""
-        X_failed = self.X_failed
+        X_failed = history.X_failed
         if self.failed_trials != "worst" or not len(Y) or not len(X_failed):
             return X_failed[:0], Y[:0]
         k = self.n_objectives
         worst = torch.cat([Y[:, :k].min(0).values, Y[:, k:].max(0).values])
         return X_failed, worst.expand(len(X_failed), -1)
 
-    def with_failure_constraint(self, model: Model, X: Tensor, Y: Tensor
+    def with_failure_constraint(self, history: History, model: Model, X: Tensor, Y: Tensor
                                 ) -> tuple[ModelList, Tensor]:
         """``model`` (of the completed points ``X``, ``n x dim``, outcomes ``Y``,
         ``n x (k + c)``) with one more output, last: a GP (:meth:`make_model`) of the failure
         indicator, ``+1`` at the failed trials' points and ``-1`` at ``X``, an outcome
         constraint (feasible ``<= 0``); and ``Y`` with that constraint's column (``-1``)."""
         tkwargs = self.tensor_kwargs
-        X_failed = self.X_failed
+        X_failed = history.X_failed
         indicator = torch.cat([-torch.ones(len(X)), torch.ones(len(X_failed))]).to(**tkwargs)
         failure = self.make_model(torch.cat([X, X_failed]).to(**tkwargs),
-                                  indicator.unsqueeze(-1))
+                                  indicator.unsqueeze(-1), history)
         models = list(model.models) if isinstance(model, ModelList) else [model]
         return ModelList(*models, failure), torch.cat([Y, indicator[:len(X), None]], -1)
 
-    def fit_model_on_rows(self, X: Tensor, Y: Tensor, rows: Tensor) -> tuple[Model, Tensor]:
+    def fit_model_on_rows(self, history: History, X: Tensor, Y: Tensor, rows: Tensor
+                          ) -> tuple[Model, Tensor]:
         """The fitted objective model (:meth:`make_objective_model`) on the completed trials
         ``rows`` of ``X`` and the squashed ``Y``, less of the initial design as
         :attr:`design_in_model` says, and on the failed trials as ``failed_trials`` says
         (:meth:`failed_outcomes`, after the completed rows); returns it and the completed
         rows it was fitted on."""
         tkwargs = self.tensor_kwargs
-        X_failed, Y_failed = self.failed_outcomes(Y)
+        X_failed, Y_failed = self.failed_outcomes(history, Y)
 
         def fit(rows: Tensor) -> Model:
             return self.make_objective_model(torch.cat([X[rows], X_failed]).to(**tkwargs),
-                                             torch.cat([Y[rows], Y_failed]).to(**tkwargs))
+                                             torch.cat([Y[rows], Y_failed]).to(**tkwargs),
+                                             history)
 
         tr = self.trust_region_settings
         if (self.design_in_model == "all" or tr is None
                 or reaches_uniform_points(tr, self.space)):
             return fit(rows), rows
-        few = self.few_design_rows(rows)
+        few = self.few_design_rows(history, rows)
         if few.all() or few.sum() < 2:
             return fit(rows), rows
         everything = fit(rows)
@@ -453,52 +460,54 @@ class GPOptimizer(ModelBasedOptimizer):
                      *scores)
         return (fewer, rows[few]) if scores[1] > scores[0] else (everything, rows)
 
-    def model_outcomes(self) -> Tensor:
+    def model_outcomes(self, history: History) -> Tensor:
         """``n x (k + c)`` values the model is fitted on, one row per completed trial: the
         ``k`` objectives (larger is better) and the ``c`` outcome constraints (feasible:
         ``<= 0``), squashed if huge (:func:`squash_outcomes`)."""
-        return squash_outcomes(torch.cat([self.Y_completed, self.C_completed], -1), self.dtype)
+        Y = torch.cat([history.Y_completed, history.C_completed], -1)
+        return squash_outcomes(Y, self.dtype)
 
-    def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
-        X = self.X_completed
-        Y = self.model_outcomes()
-        pending = torch.cat([self.X_pending, design])
-        order = self.utility().argsort(descending=True)
-        self.region = self.trust_region()
-        rows = self.model_rows(X[order[0]] if self.region is None else self.region.center)
-        model, rows = self.fit_model_on_rows(X, Y, rows)
-        self.model = model
+    def _model_points(self, history: History, q: int, design: Tensor, taken: Tensor) -> Tensor:
+        X = history.X_completed
+        Y = self.model_outcomes(history)
+        pending = torch.cat([history.X_pending, design])
+        order = self.utility(history).argsort(descending=True)
+        region = self.trust_region(history)
+        rows = self.model_rows(history, X[order[0]] if region is None else region.center)
+        model, rows = self.fit_model_on_rows(history, X, Y, rows)
+        self.model, self.region = model, region  # for inspection; no suggestion reads them
         tkwargs = self.tensor_kwargs
         X_model, Y_model = X[rows].to(**tkwargs), Y[rows].to(**tkwargs)
         n_constraints = self.outcome_constraints
         acquisition = self.acquisition
-        if self.failed_trials == "constraint" and len(self.X_failed):
-            model, Y_model = self.with_failure_constraint(model, X[rows], Y_model)
+        if self.failed_trials == "constraint" and len(history.X_failed):
+            model, Y_model = self.with_failure_constraint(history, model, X[rows], Y_model)
             n_constraints += 1
             acquisition = FAILURE_CONSTRAINT_ACQUISITION  # the one weighed by the constraint
         acq = make_acquisition(
             acquisition, model, X_model, Y_model,
             X_pending=pending.to(**tkwargs) if len(pending) else None, q=q,
             ucb_beta=UCB_BETA,
-            ref_point=self.reference_point().to(**tkwargs) if self.is_multi_objective else None,
+            ref_point=(self.reference_point(history).to(**tkwargs) if self.is_multi_objective
+                       else None),
             n_constraints=n_constraints,
         )
         if (self.device.type, self.dtype) != ("cpu", torch.float64):
             acq = OnModelDevice(acq, **tkwargs)  # the search stays in CPU float64
         kwargs = {
             "q": q,
-            "avoid": torch.cat([X, self.X_failed, pending]),
+            "avoid": torch.cat([X, history.X_failed, pending]),
             "num_restarts": self.num_restarts,
             "raw_samples": self.raw_samples,
             "method": self.acquisition_optimizer,
             "options": dict(self.acquisition_options),
             "pending": pending if len(pending) else None,
         }
-        if self.region is not None:
-            inside = self.region.contains(X[order])
+        if region is not None:
+            inside = region.contains(X[order])
             try:
                 return optimize_acquisition(
-                    acq, self.space, incumbents=X[order][inside], region=self.region, **kwargs
+                    acq, self.space, incumbents=X[order][inside], region=region, **kwargs
                 )
             except SearchSpaceExhaustedError:  # every point of the region was evaluated
                 pass

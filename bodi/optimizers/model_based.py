@@ -22,6 +22,7 @@ from bodi.optimizers.base import Optimizer
 from bodi.optimizers.random_search import sample_new_points
 from bodi.space import SearchSpace
 from bodi.storage import Storage
+from bodi.trials import History
 
 
 class ModelBasedOptimizer(Optimizer):
@@ -80,23 +81,24 @@ class ModelBasedOptimizer(Optimizer):
     def settings(self) -> dict[str, Any]:
         return {"n_init": self.n_init, "design": self.design}
 
-    def _suggest(self, n: int) -> Tensor:
-        design = self.unused_design_points(self._design)[:n]
+    def _suggest(self, history: History, n: int) -> Tensor:
+        design = self.unused_design_points(history, self._design)[:n]
         rest = n - len(design)
         if rest == 0:
             return design
-        taken = torch.cat([self.history.X, design])
-        completed = len(self._rows("complete"))
+        taken = torch.cat([history.X, design])
+        completed = len(history.rows("complete"))
         if completed == 0:  # nothing known yet
             return torch.cat([design, sample_new_points(self.space, rest, taken)])
         if completed < self.min_completed:  # too few to model: search next to the best
-            return torch.cat([design, self._next_to_best(rest, taken)])
-        return torch.cat([design, self._model_points(rest, design, taken)])
+            return torch.cat([design, self._next_to_best(history, rest, taken)])
+        return torch.cat([design, self._model_points(history, rest, design, taken)])
 
-    def _next_to_best(self, n: int, taken: Tensor) -> Tensor:
+    def _next_to_best(self, history: History, n: int, taken: Tensor) -> Tensor:
         """``n`` new configurations, each one parameter away from the best completed trial
-        (in random order; other new configurations once its neighbours are all taken)."""
-        best = self.X_completed[self.Y_completed.sum(-1).argmax()]
+        of ``history`` (in random order; other new configurations once its neighbours are all
+        taken)."""
+        best = history.X_completed[history.Y_completed.sum(-1).argmax()]
         generator = torch.Generator().manual_seed(int(torch.randint(2**62, (1,))))
         seen = set(row_keys(self.space, taken).tolist())
         points = []
@@ -107,10 +109,11 @@ class ModelBasedOptimizer(Optimizer):
         return torch.stack(points)
 
     @abstractmethod
-    def _model_points(self, q: int, design: Tensor, taken: Tensor) -> Tensor:
-        """``q x dim`` encoded points from the model, at least :attr:`min_completed` trials
-        being complete. ``design``: this batch's design points (to be treated as pending);
-        ``taken``: every trial's point and ``design``. Global RNGs are seeded by the caller."""
+    def _model_points(self, history: History, q: int, design: Tensor, taken: Tensor) -> Tensor:
+        """``q x dim`` encoded points from the model of ``history``, at least
+        :attr:`min_completed` of its trials being complete. ``design``: this batch's design
+        points (to be treated as pending); ``taken``: every trial's point and ``design``.
+        Global RNGs are seeded by the caller."""
 
 
 def _check_design_options(options: dict[str, Any]) -> None:

@@ -8,6 +8,7 @@ from torch import Tensor
 from bodi.novelty import SearchSpaceExhaustedError, row_keys
 from bodi.optimizers.base import Optimizer
 from bodi.space import SearchSpace
+from bodi.trials import History
 
 #: rounds of random draws without a new point before :func:`sample_new_points` gives up
 MAX_EMPTY_ROUNDS = 200
@@ -45,5 +46,5 @@ class RandomSearch(Optimizer):
     supports_multi_objective = True
     supports_outcome_constraints = True
 
-    def _suggest(self, n: int) -> Tensor:
-        return sample_new_points(self.space, n, self.history.X)
+    def _suggest(self, history: History, n: int) -> Tensor:
+        return sample_new_points(self.space, n, history.X)

@@ -25,7 +25,7 @@ def _run(opt, f, steps):
 def test_a_proposal_changes_one_discrete_parameter_and_nudges_the_numeric_ones():
     opt = SimulatedAnnealing(MIXED, seed=0, n_init=4)
     _run(opt, lambda p: p["a"] + p["k"] + p["u"], 4)
-    current, _, temp = opt.annealing_state()
+    current, _, temp = opt.annealing_state(opt.history)
     assert temp == 100.0  # the design is MCBO's initialize: no cooling yet
     proposal = opt.space.encode(opt.ask())[0]
     discrete = MIXED.discrete_dims
@@ -43,7 +43,7 @@ def test_the_temperature_cools_and_the_acceptance_rule_is_mcbos():
         return v
 
     _run(opt, f, 12)
-    current, current_loss, temp = opt.annealing_state()
+    current, current_loss, temp = opt.annealing_state(opt.history)
     assert temp == pytest.approx(100.0 * 0.8**10)
     # replay by hand: better than the best -> taken; worse -> taken with MCBO's probability
     trials = [t for t in opt.trials if t.state == "complete"]
@@ -72,7 +72,8 @@ def test_a_resumed_study_continues_exactly_and_maximize_works(tmp_path):
     resumed = bodi.load_study(path)
     assert resumed.settings() == stored.settings()
     assert resumed.ask() == twin.ask(), "same state, same next proposal"
-    current, loss, _ = twin.annealing_state()  # losses are negated values when maximizing
+    # losses are negated values when maximizing
+    current, loss, _ = twin.annealing_state(twin.history)
     assert any(torch.equal(t.x, current) and t.value == -loss for t in twin.trials)
 
 

@@ -113,7 +113,7 @@ def test_a_bounce_study_with_the_removed_hed_kernel_fails_with_one_line():
 def test_stage_budgets_and_trust_region_follow_bounce():
     space = SearchSpace([Binary(f"b{i}") for i in range(50)])
     opt = Bounce(space, budget=200)
-    state = opt._catch_up()
+    state = opt._catch_up(opt.history)
     # d0 = 5, Bounce adjusts 2 new bins per split to 1 (5 * 2**4 = 80 is closest to 50)
     assert (state.d0, state.new_bins, state.n_splits) == (5, 1, 4)
     assert state.budgets == {5: 3, 10: 6, 20: 12, 40: 25, 80: 200}

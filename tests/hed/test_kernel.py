@@ -361,7 +361,8 @@ def test_a_batch_posterior_of_bodis_model_equals_each_batch_alone():
         first_order_rule = True
 
     X, Y = mixed_data(MIXED, n=15)
-    model = WithFirstOrder(MIXED, seed=0, dictionary_size=16).make_model(X, Y)
+    opt = WithFirstOrder(MIXED, seed=0, dictionary_size=16)
+    model = opt.make_model(X, Y, opt.history)
     candidates = MIXED.sample(8, generator=torch.Generator().manual_seed(14)).reshape(4, 2, -1)
     with torch.no_grad():
         batch = model.posterior(candidates)

@@ -184,7 +184,7 @@ def test_initial_design_points_are_issued_once_with_awkward_bounds():
     opt.tell(first, [1.0, 2.0, 3.0])
     second = opt.ask(3)
     assert all(x not in first for x in second)
-    assert opt.unused_design_points(opt._design).shape[0] == 0
+    assert opt.unused_design_points(opt.history, opt._design).shape[0] == 0
 
 
 def test_unused_design_points_are_the_rows_not_yet_among_the_trials_in_order():
@@ -194,7 +194,7 @@ def test_unused_design_points_are_the_rows_not_yet_among_the_trials_in_order():
     design = opt._design
     told = [design[i] for i in (1, 4, 6)]
     opt.tell(space.decode(torch.stack(told)), [0.0, 1.0, 2.0])
-    assert torch.equal(opt.unused_design_points(design), design[[0, 2, 3, 5, 7]])
+    assert torch.equal(opt.unused_design_points(opt.history, design), design[[0, 2, 3, 5, 7]])
 
 
 class BoTorchSearch(bodi.BODi):
@@ -549,12 +549,12 @@ def test_with_the_box_rule_the_region_of_a_mixed_space_is_the_replayed_state():
     opt = bodi.BODi(problem.space, seed=1, n_init=5, num_restarts=2, raw_samples=64,
                     dictionary_size=8, trust_region={"box_failure_tolerance": 1})
     drive(opt, problem, 14)
-    progress = opt.progress()
+    progress = opt.progress(opt.history)
     moved = discrete_moves(opt.X_completed[:, problem.space.discrete_dims], progress)
     settings = TrustRegionSettings(box_failure_tolerance=1)
     state = trust_region_state(progress, 5, settings, len(problem.space.discrete_dims),
                                moved)
-    assert opt.trust_region().length == pytest.approx(state.length)
+    assert opt.trust_region(opt.history).length == pytest.approx(state.length)
     n_discrete = len(problem.space.discrete_dims)
     # the box narrowed at some point of the run (CASMOPOLITAN's would not have: 40 failures)
     assert any(trust_region_state(progress[:k], 5, settings, n_discrete, moved[:k]).length

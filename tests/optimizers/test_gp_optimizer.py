@@ -63,14 +63,14 @@ def test_few_design_rows_are_the_designs_first_points_its_best_and_every_later_t
     problem = planted_binary(30, seed=2)
     opt = bodi.BODi(problem.space, seed=0, n_init=12, **FAST)
     drive(opt, problem, 12)
-    assert opt.few_design_rows(torch.arange(12)).all()  # nothing beyond the design yet
+    assert opt.few_design_rows(opt.history, torch.arange(12)).all()  # nothing beyond the design yet
     drive(opt, problem, 3)
     assert torch.equal(opt.X_completed[:12], opt._design)
     expected = torch.zeros(15, dtype=torch.bool)
     expected[:DESIGN_FEW] = expected[12:] = True
-    expected[int(opt.utility()[:12].argmax())] = True
+    expected[int(opt.utility(opt.history)[:12].argmax())] = True
     assert int(expected[:12].sum()) == 6  # the design's best is not among its first five
-    assert torch.equal(opt.few_design_rows(torch.arange(15)), expected)
+    assert torch.equal(opt.few_design_rows(opt.history, torch.arange(15)), expected)
 
 
 def _with_noisy_design(opt, problem, asks: int = 20):
@@ -106,7 +106,7 @@ def test_beyond_the_regions_reach_the_model_leaves_out_a_design_that_does_not_fi
     problem = planted_binary(24, seed=1)
     opt = _with_noisy_design(bodi.BODi(problem.space, seed=0, n_init=12, trust_region=NARROW,
                                        **FAST), problem)
-    few = opt.few_design_rows(torch.arange(20))
+    few = opt.few_design_rows(opt.history, torch.arange(20))
     assert 13 <= int(few.sum()) <= 14  # the first five, the best, the eight later
     opt.ask()
     assert len(opt.model.train_inputs[0]) == int(few.sum())
@@ -178,7 +178,7 @@ def test_failed_trials_constraint_models_failure_beside_the_objective():
     opt.ask()
     X, X_failed = opt.X_completed, opt.X_failed
     assert torch.equal(opt.model.train_inputs[0], X)  # the objective: completed trials only
-    model, Y = opt.with_failure_constraint(opt.model, X, opt.Y_completed)
+    model, Y = opt.with_failure_constraint(opt.history, opt.model, X, opt.Y_completed)
     assert isinstance(model, ModelList) and len(model.models) == 2
     failure = model.models[-1]
     assert torch.equal(failure.train_inputs[0], torch.cat([X, X_failed]))
@@ -213,6 +213,6 @@ def test_leaving_the_design_out_compares_a_model_list_on_all_its_outcomes():
         noise = 100.0 * torch.randn(2, generator=g)
         opt.tell(x, float(noise[0]) if i < 12 else value,
                  constraints=[float(noise[1]) if i < 12 else value - 8.0])
-    few = int(opt.few_design_rows(torch.arange(20)).sum())
+    few = int(opt.few_design_rows(opt.history, torch.arange(20)).sum())
     opt.ask()
     assert [len(m.train_inputs[0]) for m in opt.model.models] == [few, few]

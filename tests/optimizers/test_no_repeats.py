@@ -42,7 +42,7 @@ def test_a_suggestion_equal_to_a_trial_is_replaced_by_a_near_new_one():
     class Stubborn(RandomSearch):
         """Always proposes the same point: the guard must replace the repeats."""
 
-        def _suggest(self, n):
+        def _suggest(self, history, n):
             return torch.zeros(n, self.space.dim, dtype=torch.float64)
 
     opt = Stubborn(SPACE, seed=0)

@@ -42,7 +42,7 @@ def test_every_kernel_builds_a_gp_and_bodi_suggests_with_it(name, kind):
                               for v in x.values())))
     assert opt.settings()["kernel"] == name
     assert isinstance(make_kernel(name, space, None if not uses_dictionary(name) else
-                                  opt.make_dictionary()), Kernel)
+                                  opt.make_dictionary(opt.history)), Kernel)
 
 
 def test_unknown_kernels_and_surrogates_are_one_line():
