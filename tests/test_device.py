@@ -13,7 +13,7 @@ from bodi.baselines import CASMOPOLITAN, COMBO, BoTorchMixed
 from bodi.device import dtype_name, model_tensor_kwargs, resolve_device
 from bodi.hed.kernel import HammingEmbeddingKernel
 from bodi.optimizers import make_optimizer
-from bodi.optimizers.gp_optimizer import squash_outcomes
+from bodi.optimizers.training_data import squash_outcomes
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
 
 MIXED = SearchSpace(

@@ -8,8 +8,8 @@ from botorch.acquisition.multi_objective.logei import qLogNoisyExpectedHypervolu
 
 import bodi
 from bodi import Outcome
-from bodi.optimizers.gp_optimizer import penalize_infeasible
 from bodi.optimizers.registry import make_optimizer
+from bodi.optimizers.training_data import penalize_infeasible
 from bodi.space import Binary, SearchSpace
 
 SMALL = {"dictionary_size": 16, "num_restarts": 2, "raw_samples": 64, "n_init": 6}

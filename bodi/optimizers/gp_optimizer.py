@@ -14,9 +14,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-import numpy as np
 import torch
-from botorch.models.deterministic import GenericDeterministicModel
 from botorch.models.model import Model, ModelList
 from torch import Tensor
 
@@ -37,9 +35,11 @@ from bodi.device import dtype_name, model_tensor_kwargs
 from bodi.diagnostics import logger
 from bodi.directions import check_directions
 from bodi.models.gp import leave_one_out_log_densities, warm_started_fits
+from bodi.models.known_objectives import check_known_objectives, known_objective_model
 from bodi.models.noise import exact_matches
 from bodi.novelty import SearchSpaceExhaustedError
 from bodi.optimizers.model_based import ModelBasedOptimizer
+from bodi.optimizers.training_data import nearest_rows, penalize_infeasible, squash_outcomes
 from bodi.pareto import (
     chebyshev_utility,
     infer_reference_point,
@@ -47,7 +47,7 @@ from bodi.pareto import (
     running_hypervolume,
 )
 from bodi.seeding import derive_seed
-from bodi.space import DTYPE, Binary, SearchSpace, Value
+from bodi.space import DTYPE, SearchSpace, Value
 from bodi.storage import Storage
 from bodi.trials import History
 
@@ -338,36 +338,12 @@ class GPOptimizer(ModelBasedOptimizer):
         if train_Y.shape[-1] == 1:
             return self.make_model(train_X, train_Y, history)
         models = [
-            self._known_model(i, self.known_objectives[i]) if i in self.known_objectives
+            known_objective_model(self.space, float(self.signs[i]), self.known_objectives[i])
+            if i in self.known_objectives
             else self.make_model(train_X, train_Y[:, i : i + 1], history)
             for i in range(train_Y.shape[-1])
         ]
         return ModelList(*models)
-
-    def _known_model(self, index: int,
-                     function: Callable[[dict[str, Value]], float] | Mapping[str, float]) -> Model:
-        """Objective ``index`` as ``GenericDeterministicModel``: ``function`` of the decoded
-        parameters of each ``... x dim`` point (or the weighted sum of the encoded binary
-        columns), in the larger-is-better orientation."""
-        space, sign = self.space, float(self.signs[index])
-        if isinstance(function, Mapping):
-            names = [p.name for p in space.parameters]
-            weights = torch.zeros(space.dim, dtype=DTYPE)
-            for name, weight in function.items():
-                weights[names.index(name)] = sign * float(weight)
-
-            def linear(X: Tensor) -> Tensor:
-                return (X @ weights.to(X)).unsqueeze(-1)
-
-            return GenericDeterministicModel(linear, num_outputs=1)
-
-        def exact(X: Tensor) -> Tensor:
-            flat = space.round(X.detach().reshape(-1, X.shape[-1]).to("cpu", DTYPE))
-            values = [sign * float(function(params)) for params in space.decode(flat)]
-            return torch.tensor(values, dtype=X.dtype, device=X.device).reshape(
-                *X.shape[:-1], 1)
-
-        return GenericDeterministicModel(exact, num_outputs=1)
 
     def model_rows(self, history: History, center: Tensor) -> Tensor:
         """Indices (ascending) of the completed trials the model is fitted on: all of them,
@@ -514,32 +490,6 @@ class GPOptimizer(ModelBasedOptimizer):
         return optimize_acquisition(acq, self.space, incumbents=X[order], **kwargs)
 
 
-def nearest_rows(space: SearchSpace, X: Tensor, center: Tensor, k: int) -> Tensor:
-    """Indices (ascending) of the ``k`` rows of ``X`` (``n x dim``, encoded) nearest
-    ``center`` (``dim``): the Hamming distance over the binary/categorical columns plus the L1
-    distance over the others (in ``[0, 1]``); ties go to the earlier row."""
-    discrete, ordinal = space.discrete_dims, space.ordinal_dims
-    distance = (X[:, discrete] != center[discrete]).sum(-1).to(X.dtype)
-    if ordinal:
-        distance = distance + (X[:, ordinal] - center[ordinal]).abs().sum(-1)
-    order = torch.from_numpy(np.argsort(distance.numpy(), kind="stable"))
-    return order[:k].sort().values
-
-
-def penalize_infeasible(utility: Tensor, C: Tensor) -> Tensor:
-    """``n`` utilities (larger is better) with each infeasible row (some ``C > 0``, ``C``:
-    ``n x c``) put below every feasible one: ``min(feasible) - 1 - total violation``, so the
-    least violating infeasible row ranks first among them."""
-    violation = C.clamp_min(0).sum(-1)
-    infeasible = violation > 0
-    if not infeasible.any():
-        return utility
-    floor = utility[~infeasible].min() if (~infeasible).any() else utility.new_tensor(0.0)
-    return torch.where(infeasible, floor - 1 - violation, utility)
-
-
-
-
 def _check_gp_options(options: Mapping[str, Any], space: SearchSpace | None,
                       default_region: TrustRegionSettings,
                       acquisition_optimizer: str) -> TrustRegionSettings | bool:
@@ -570,7 +520,8 @@ def _check_multi_objective_options(
     space: SearchSpace, directions: Sequence[str],
     ref_point: Sequence[float] | None, known_objectives: Mapping[int, Any] | None,
 ) -> tuple[list[float] | None, dict[int, Any]]:
-    """``ref_point`` as a list and ``known_objectives`` as a dict, checked against the
+    """``ref_point`` as a list and ``known_objectives`` as a dict
+    (:func:`bodi.models.known_objectives.check_known_objectives`), checked against the
     number of objectives."""
     k = len(directions)
     if ref_point is not None:
@@ -583,40 +534,4 @@ def _check_multi_objective_options(
             raise ValueError(f"ref_point must be {k} finite numbers (one per objective), got "
                              f"{ref_point!r}")
         ref_point = [float(v) for v in ref_point]
-    known = dict(known_objectives or {})
-    if known and k == 1:
-        raise ValueError("known_objectives are for several objectives (directions=[...])")
-    for index, function in known.items():
-        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < k:
-            raise ValueError(f"known_objectives keys are objective indices 0..{k - 1}, got "
-                             f"{index!r}")
-        if isinstance(function, Mapping):
-            binary = {p.name for p in space.parameters if isinstance(p, Binary)}
-            unknown = [name for name in function if name not in binary]
-            if unknown or not all(isinstance(w, int | float) and math.isfinite(w)
-                                  for w in function.values()):
-                raise ValueError(f"known objective {index}: a weighted sum takes finite weights "
-                                 f"of binary parameters; not binary parameters: {unknown}")
-        elif not callable(function):
-            raise ValueError(f"known objective {index} must be a function of the parameters or "
-                             "{binary parameter: weight}")
-    if len(known) == k:
-        raise ValueError("every objective is known: there is nothing to model")
-    return ref_point, known
-
-
-#: outcomes beyond this magnitude are squashed before modelling in the model's precision
-#: (see :func:`squash_outcomes`)
-SQUASH_ABOVE = {torch.float64: 1e100, torch.float32: 1e15}
-
-
-def squash_outcomes(Y: Tensor, dtype: torch.dtype = torch.float64) -> Tensor:
-    """``Y`` unchanged, unless some ``|y| > SQUASH_ABOVE[dtype]``: then ``sign(y) log1p(|y|)``.
-
-    Standardizing values of 1e160 squares them past the float range (1e20 past float32's), so
-    without this a single huge (finite) objective value would break every later fit. The
-    transform is monotone, so the incumbent and the ranking of the points are kept.
-    """
-    if Y.numel() == 0 or Y.abs().max() <= SQUASH_ABOVE[dtype]:
-        return Y
-    return Y.sign() * Y.abs().log1p()
+    return ref_point, check_known_objectives(space, k, known_objectives)

@@ -8,8 +8,9 @@ import torch
 from bodi_runs import FAST, drive
 
 import bodi
-from bodi.optimizers.gp_optimizer import DESIGN_FEW, nearest_rows
+from bodi.optimizers.gp_optimizer import DESIGN_FEW
 from bodi.optimizers.registry import make_optimizer
+from bodi.optimizers.training_data import nearest_rows
 from bodi.problems import planted_binary, planted_mixed
 from bodi.space import Binary, Continuous, SearchSpace
 
