@@ -33,7 +33,7 @@ _HOMES = {
     "Study": "bodi.study",
     "Trial": "bodi.trials",
     "UnusedOptionWarning": "bodi.checks",
-    "load_study": "bodi.optimizers.loading",
+    "load_study": "bodi.loading",
     "minimize": "bodi.optimize",
 }
 
@@ -62,7 +62,7 @@ if TYPE_CHECKING:  # for type checkers and editors: the names as eager imports
     from bodi.constraints import InfeasibleConstraintsError, LinearConstraint, Predicate
     from bodi.optimize import OptimizeResult, minimize
     from bodi.optimizers import BODi, Optimizer, RandomSearch
-    from bodi.optimizers.loading import load_study
+    from bodi.loading import load_study
     from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
     from bodi.storage import InMemoryStorage, SQLiteStorage
     from bodi.study import Study

@@ -234,7 +234,7 @@ def _run(args: argparse.Namespace) -> int:
                              f"({type(err).__name__}); start it or check --scheduler") from err
     storage = open_storage(args.storage)
     if args.retry_failed:
-        from bodi.optimizers.loading import load_study
+        from bodi.loading import load_study
 
         retried = load_study(storage, args.study_name).retry_failed()
         print(f"{len(retried)} failed trial(s) put back to be evaluated again")
@@ -412,7 +412,7 @@ def _studies(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     from bodi.export import export_to_optuna
-    from bodi.optimizers.loading import load_study
+    from bodi.loading import load_study
 
     optimizer = load_study(args.storage, args.study_name, read_only=True)
     name = export_to_optuna(optimizer, args.optuna, args.optuna_study_name,

@@ -82,7 +82,7 @@ LAYERS = [
      "bodi.objective",
      "bodi.progress", "bodi.export"],
     ["bodi.optimizers", "bodi.baselines"],
-    ["bodi.executors", "bodi.optimize", "bodi.problems", "bodi.integrations",
+    ["bodi.executors", "bodi.optimize", "bodi.loading", "bodi.problems", "bodi.integrations",
      "bodi.experiments", "bodi.plots"],
     ["bodi.cli", "bodi.__main__", "bodi"],
 ]
@@ -105,3 +105,15 @@ def test_no_lower_layer_imports_a_higher_one():
     acquisition = {dep for name, path in modules.items() if name.startswith("bodi.acquisition")
                    for dep in _imports(name, path, modules)}
     assert not {dep for dep in acquisition if dep.startswith(("bodi.hed", "bodi.models"))}
+
+
+def test_only_the_optimizers_ask_tell_front_opens_a_study():
+    """The algorithms (optimizers/, baselines/) read trials from the history they are given;
+    of their modules only optimizers/base.py, whose ``Optimizer.ask``/``tell`` open a study,
+    imports bodi.storage or bodi.study."""
+    modules = _modules()
+    opening = sorted(name for name, path in modules.items()
+                     if name.startswith(("bodi.optimizers", "bodi.baselines"))
+                     and any(dep.startswith(("bodi.storage", "bodi.study"))
+                             for dep in _imports(name, path, modules)))
+    assert opening == ["bodi.optimizers.base"]

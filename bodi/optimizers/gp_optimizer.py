@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -48,7 +47,6 @@ from bodi.pareto import (
 )
 from bodi.seeding import derive_seed
 from bodi.space import DTYPE, SearchSpace, Value
-from bodi.storage import Storage
 from bodi.trials import History
 
 DEFAULT_MAX_MODEL_POINTS = 1000
@@ -179,9 +177,6 @@ class GPOptimizer(ModelBasedOptimizer):
         known_objectives: Mapping[int, Callable[[dict[str, Value]], float]] | None = None,
         max_model_points: int | None = DEFAULT_MAX_MODEL_POINTS,
         failed_trials: str = "ignore",
-        storage: str | Path | Storage | None = None,
-        study_name: str | None = None,
-        on_pending: str = "reissue",
         **kwargs: Any,
     ) -> None:
         if not isinstance(space, SearchSpace):
@@ -206,8 +201,7 @@ class GPOptimizer(ModelBasedOptimizer):
         #: reads them: each fits its own from its history)
         self.model: Model | None = None
         self.region: TrustRegion | None = None
-        super().__init__(space, seed=seed, direction=direction, n_init=n_init, storage=storage,
-                         study_name=study_name, on_pending=on_pending, **kwargs)
+        super().__init__(space, seed=seed, direction=direction, n_init=n_init, **kwargs)
 
     @classmethod
     def _check_space_free_options(cls, options: dict[str, Any]) -> None:

@@ -8,7 +8,6 @@ completed), and otherwise asks its model (:meth:`ModelBasedOptimizer._model_poin
 from __future__ import annotations
 
 from abc import abstractmethod
-from pathlib import Path
 from typing import Any, ClassVar
 
 import torch
@@ -21,7 +20,6 @@ from bodi.novelty import row_keys
 from bodi.optimizers.base import Optimizer
 from bodi.optimizers.random_search import sample_new_points
 from bodi.space import SearchSpace
-from bodi.storage import Storage
 from bodi.trials import History
 
 
@@ -61,16 +59,12 @@ class ModelBasedOptimizer(Optimizer):
         direction: str = "minimize",
         n_init: int = 20,
         design: str = "uniform",
-        storage: str | Path | Storage | None = None,
-        study_name: str | None = None,
-        on_pending: str = "reissue",
         **kwargs: Any,
     ) -> None:
         _check_design_options({"n_init": n_init, "design": design})
         self.n_init = int(n_init)
         self.design = check_design(design)
-        super().__init__(space, seed=seed, direction=direction, storage=storage,
-                         study_name=study_name, on_pending=on_pending, **kwargs)
+        super().__init__(space, seed=seed, direction=direction, **kwargs)
         self._design = initial_design(space, self.n_init, self.seed, self.design)
 
     @classmethod
