@@ -60,9 +60,9 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # for type checkers and editors: the names as eager imports
     from bodi.checks import UnusedOptionWarning
     from bodi.constraints import InfeasibleConstraintsError, LinearConstraint, Predicate
+    from bodi.loading import load_study
     from bodi.optimize import OptimizeResult, minimize
     from bodi.optimizers import BODi, Optimizer, RandomSearch
-    from bodi.loading import load_study
     from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
     from bodi.storage import InMemoryStorage, SQLiteStorage
     from bodi.study import Study
