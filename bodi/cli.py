@@ -477,7 +477,9 @@ def build_parser() -> argparse.ArgumentParser:
         "bench", help="run methods on benchmark problems (parallel on Dask, resumable)"
     )
     bench.add_argument("--problems", default=None,
-                       help=f"comma-separated problem names (default {DEFAULT_PROBLEMS})")
+                       help="comma-separated problem names; {seed} in a name runs the "
+                            "instance of each seed (rna40-i{seed}) (default "
+                            f"{DEFAULT_PROBLEMS})")
     bench.add_argument("--methods", default="bodi,random",
                        help="comma-separated methods, e.g. bodi,random,bodi[m=32]")
     bench.add_argument("--seeds", default="0-2", help="e.g. 0-9 or 0,3,5")

@@ -57,6 +57,17 @@ class Task:
     #: the kind of the shared initial design (:data:`bodi.initial_design.DESIGNS`)
     design: str = "uniform"
 
+    @property
+    def instance(self) -> str:
+        """The problem this task runs: :attr:`problem` with ``{seed}`` replaced by the seed,
+        so that a family's name such as ``rna40-i{seed}`` runs a fresh instance per seed."""
+        return instance_name(self.problem, self.seed)
+
+
+def instance_name(problem: str, seed: int) -> str:
+    """``problem`` with ``{seed}`` replaced by ``seed`` (a name without it, unchanged)."""
+    return problem.replace("{seed}", str(seed))
+
 
 @lru_cache(maxsize=16)
 def _problem(name: str, wcnf: str | None, csv: str | None) -> Problem:
@@ -81,7 +92,7 @@ def _evaluate(problem: Problem, configs: list[dict[str, Any]]) -> tuple[list[Any
 def run_step(task: Task, history: Sequence[Evaluation]) -> list[Evaluation]:
     """Advance ``task`` by one step given its ``history`` (runs on a worker)."""
     torch.set_num_threads(1)
-    problem = _problem(task.problem, task.wcnf, task.csv)
+    problem = _problem(task.instance, task.wcnf, task.csv)
     space = problem.space
     method = optimizer_class(parse_method(task.method)[0])
     start = [problem.initial_params] if problem.initial_params is not None else []
@@ -160,6 +171,10 @@ def run_benchmark(
 ) -> ResultsStore:
     """Run every (problem, method, seed) task to ``budget`` evaluations; returns the store.
 
+    A problem name with ``{seed}`` is a family: each seed runs the family's instance of that
+    seed (``rna40-i{seed}``, ``labs50-shifted-i{seed}``), stored under the family's name, so
+    that a report's seeds are fresh instances and its paired comparisons pair by instance.
+
     Args:
         scheduler: address of an existing Dask scheduler; by default a ``LocalCluster`` with
             one single-threaded worker per core (``n_workers`` to override; ``n_workers=1``
@@ -174,7 +189,7 @@ def run_benchmark(
     tasks = []
     provenance = {}
     for name in problems:  # fail early, in the driver, on unknown names and missing files
-        problem = _problem(name, wcnf, csv)
+        problem = _problem(instance_name(name, min(seeds, default=0)), wcnf, csv)
         for method in methods:
             optimizer = make_optimizer(method, problem.space, seed=0,
                                        direction=problem.direction, n_init=n_init,
@@ -220,7 +235,7 @@ def _run_tasks(store: ResultsStore, tasks: list[Task],
     """Register ``tasks`` in ``store`` (with what makes each run) and run those with budget
     left, storing each evaluation as it completes."""
     for task in tasks:
-        problem = _problem(task.problem, wcnf, csv)
+        problem = _problem(task.instance, wcnf, csv)
         store.register(task.problem, task.method, task.seed, problem.direction,
                        problem.optimal_value, budget, task.n_init, task.design,
                        made_by=provenance[task.problem, task.method])
@@ -237,7 +252,7 @@ def _run_tasks(store: ResultsStore, tasks: list[Task],
 
         def record(task: Task, evaluations: list[Evaluation]) -> bool:
             """Store a step's evaluations; whether ``task`` has budget left."""
-            direction = _problem(task.problem, wcnf, csv).direction
+            direction = _problem(task.instance, wcnf, csv).direction
             for evaluation in evaluations[: budget - len(histories[task])]:
                 store.append(task.problem, task.method, task.seed, direction, evaluation)
                 histories[task].append(evaluation)

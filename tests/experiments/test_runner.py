@@ -343,3 +343,25 @@ def test_cli_bench_plot_report(tmp_path, capsys):
     assert main(["bench", "--problems", "maxsat60", "--wcnf", str(tmp_path / "no.wcnf"),
                  "--out", str(out), "--quiet"]) == 2
     assert "frb10-6-4" in capsys.readouterr().err
+
+
+def test_a_family_name_runs_the_instance_of_each_seed(tmp_path):
+    """``labs12-shifted-i{seed}``: seed s runs instance s, stored under the family's name; its
+    evaluations are those of a run of ``labs12-shifted-i<s>`` itself."""
+    family = "labs12-shifted-i{seed}"
+    run_benchmark([family], ["random"], [0, 1], budget=4, n_init=2, out=tmp_path / "family",
+                  n_workers=1, progress=False).close()
+    for seed in (0, 1):
+        run_benchmark([f"labs12-shifted-i{seed}"], ["random"], [seed], budget=4, n_init=2,
+                      out=tmp_path / f"i{seed}", n_workers=1, progress=False).close()
+    family_store = ResultsStore(tmp_path / "family", read_only=True)
+    assert {t["problem"] for t in family_store.tasks()} == {family}
+    values = {seed: [e.value for e in family_store.history(family, "random", seed)]
+              for seed in (0, 1)}
+    for seed in (0, 1):
+        alone = ResultsStore(tmp_path / f"i{seed}", read_only=True)
+        assert values[seed] == [e.value for e in alone.history(f"labs12-shifted-i{seed}",
+                                                               "random", seed)]
+        alone.close()
+    family_store.close()
+    assert values[0] != values[1]
