@@ -186,17 +186,13 @@ def test_overlap_kernel_equals_botorchs_categorical_kernel_with_its_gradient(lev
     x1 = torch.randint(0, levels, (*batch, 9, 6), generator=g).double()
     x2 = torch.cat([x1[..., :4, :], torch.randint(0, levels, (*batch, 3, 6), generator=g)], -2)
     upstream = torch.randn(*batch, 9, 7, generator=g, dtype=torch.float64)
-    values, gradients = [], []
+    kernels = []
     for kind in (OverlapKernel, CategoricalKernel):
         kernel = kind(ard_num_dims=6).double()
         kernel.lengthscale = lengthscale
-        K = kernel.forward(x1, x2)
-        (gradient,) = torch.autograd.grad((K * upstream).sum(), kernel.raw_lengthscale)
-        values.append(K)
-        gradients.append(gradient)
-    torch.testing.assert_close(values[0], values[1], rtol=0, atol=1e-13)
-    torch.testing.assert_close(gradients[0], gradients[1], rtol=1e-10, atol=1e-12)
-    equal_rows = values[0][..., torch.arange(4), torch.arange(4)]
+        kernels.append(kernel)
+    values = _assert_same_values_and_gradients(kernels, x1, x2, upstream, "raw_lengthscale")
+    equal_rows = values[..., torch.arange(4), torch.arange(4)]
     torch.testing.assert_close(equal_rows, torch.ones_like(equal_rows), rtol=0, atol=1e-14)
 
 
@@ -220,14 +216,32 @@ def test_diffusion_kernel_product_equals_the_comparison_with_its_gradient(monkey
     g = torch.Generator().manual_seed(2)
     X1, X2 = space.sample(11, generator=g), space.sample(6, generator=g)
     upstream = torch.randn(11, 6, generator=g, dtype=torch.float64)
-    values, gradients = [], []
+    outcomes = []
     for max_levels in (kernels.MAX_LEVELS, 0):  # the product, then the N x M x d comparison
         monkeypatch.setattr(kernels, "MAX_LEVELS", max_levels)
         kernel = DiffusionKernel(cards).double()
         kernel.beta = torch.tensor([[0.3, 1.0, 0.2, 2.0, 0.05]])
-        K = kernel.forward(X1, X2)
-        (gradient,) = torch.autograd.grad((K * upstream).sum(), kernel.raw_beta)
-        values.append(K)
-        gradients.append(gradient)
-    torch.testing.assert_close(values[0], values[1], rtol=0, atol=1e-13)
-    torch.testing.assert_close(gradients[0], gradients[1], rtol=1e-10, atol=1e-12)
+        outcomes.append(_value_and_gradient(kernel, X1, X2, upstream, "raw_beta"))
+    _assert_close_pairs(outcomes)
+
+
+def _value_and_gradient(kernel, x1, x2, upstream, parameter: str):
+    """``kernel.forward(x1, x2)`` and the gradient of its sum weighted by ``upstream`` in the
+    kernel's ``parameter``."""
+    K = kernel.forward(x1, x2)
+    (gradient,) = torch.autograd.grad((K * upstream).sum(), getattr(kernel, parameter))
+    return K, gradient
+
+
+def _assert_close_pairs(outcomes) -> None:
+    """Two ``(value, gradient)`` pairs are equal up to rounding."""
+    (values, gradient), (other_values, other_gradient) = outcomes
+    torch.testing.assert_close(values, other_values, rtol=0, atol=1e-13)
+    torch.testing.assert_close(gradient, other_gradient, rtol=1e-10, atol=1e-12)
+
+
+def _assert_same_values_and_gradients(kernels, x1, x2, upstream, parameter: str):
+    """Two kernels give equal values and gradients on ``x1``, ``x2``; returns the values."""
+    outcomes = [_value_and_gradient(k, x1, x2, upstream, parameter) for k in kernels]
+    _assert_close_pairs(outcomes)
+    return outcomes[0][0]
