@@ -225,10 +225,6 @@ class MaternGPLoss(torch.autograd.Function):
     an evaluation's time at ``n = 100``, docs/speed.md). Value and gradient equal GPyTorch's
     ``-mll(model(X), y)`` (tested).
 
-    With marked rows (``marked``, ``n`` booleans, and their extra noise ``t2``, no prior; see
-    :class:`bodi.models.noise.MarkedInputsNoise`) the noise is ``s2 + t2 [i marked]`` and
-    ``dlog N / dt2`` is ``G``'s trace over the marked rows.
-
     With a fixed covariance ``F`` (``n x n``, a kernel without hyperparameters, e.g. the
     first-order kernel of :func:`bodi.models.gp.with_first_order`) the covariance is
     ``a K + b F`` with output scales ``a`` and ``b`` (no priors): ``dlog N / da = <G, K>``,
@@ -236,16 +232,14 @@ class MaternGPLoss(torch.autograd.Function):
 
     Args (of ``apply``): ``y`` (``n``), the factors' inputs ``Z_k`` (a tuple, of
     :func:`loss_inputs`), their priors (a tuple of :func:`lognormal_terms`, ``None`` for no
-    prior), the noise's prior (the same), ``marked`` (or ``None``), ``F`` (or ``None``), then
-    the tensors that take a gradient: ``s2`` (1 element), ``t2`` (1 element, or ``None``
-    without marked rows), ``c`` (1 element), ``a`` and ``b`` (or ``None`` without ``F``) and
-    the lengthscales ``l_k``.
+    prior), the noise's prior (the same), ``F`` (or ``None``), then the tensors that take a
+    gradient: ``s2`` (1 element), ``c`` (1 element), ``a`` and ``b`` (or ``None`` without
+    ``F``) and the lengthscales ``l_k``.
     """
 
     @staticmethod
     def forward(ctx, y: Tensor, inputs: tuple, priors: tuple, noise_prior: Any,
-                marked: Tensor | None, fixed: Tensor | None, noise: Tensor,
-                extra_noise: Tensor | None, constant: Tensor, scale: Tensor | None,
+                fixed: Tensor | None, noise: Tensor, constant: Tensor, scale: Tensor | None,
                 fixed_scale: Tensor | None, *lengthscales: Tensor) -> Tensor:
         factors = [_matern52(Z, lengthscale) for Z, lengthscale in
                    zip(inputs, lengthscales, strict=True)]
@@ -256,16 +250,12 @@ class MaternGPLoss(torch.autograd.Function):
             covariance = K if len(factors) > 1 else K.clone()  # a new tensor: noise in place
         n = y.shape[-1]
         covariance.diagonal(dim1=-2, dim2=-1).add_(noise.reshape(-1).expand(n))
-        if marked is not None:
-            covariance.diagonal(dim1=-2, dim2=-1).add_(extra_noise.reshape(-1) * marked)
         log_p, L, alpha = _gaussian_log_density(covariance, y - constant)
         gradients: list[Tensor] = []
-        ctx.extra_noise_gradient = ctx.scale_gradients = None
+        ctx.scale_gradients = None
         if any(ctx.needs_input_grad):
             G = _gaussian_log_density_gradient(L, alpha)
             gradients.append(G.diagonal().sum().reshape(noise.shape))
-            ctx.extra_noise_gradient = None if marked is None else (
-                -(G.diagonal() * marked).sum().reshape(extra_noise.shape) / n)
             gradients.append(alpha.sum().reshape(constant.shape))
             if fixed is not None:
                 ctx.scale_gradients = (-(G * K).sum().reshape(scale.shape) / n,
@@ -287,11 +277,9 @@ class MaternGPLoss(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad: Tensor) -> tuple[Tensor | None, ...]:
         noise, constant, *lengthscales = (grad * g for g in ctx.gradients)
-        extra = None if ctx.extra_noise_gradient is None else grad * ctx.extra_noise_gradient
         scales = (None, None) if ctx.scale_gradients is None else tuple(
             grad * g for g in ctx.scale_gradients)
-        return (None, None, None, None, None, None, noise, extra, constant, *scales,
-                *lengthscales)
+        return (None, None, None, None, None, noise, constant, *scales, *lengthscales)
 
 def is_embedding_kernel(kernel: Kernel) -> bool:
     """Whether ``kernel`` applies its ``base_kernel`` to ``embed(discrete_columns(X))`` (the

@@ -10,9 +10,8 @@ continuous and integer columns (already in ``[0, 1]``). Both factors are Matérn
 
 Priors: BoTorch's defaults for ``SingleTaskGP`` (Hvarfner et al., 2024): a LogNormal lengthscale
 prior ``LN(sqrt(2) + log(D) / 2, sqrt(3))`` with ``D = m + #ordinal`` the number of kernel inputs,
-a LogNormal(-4, 1) noise prior (``noise_prior="lognormal"``; ``"gamma"`` is BoTorch's earlier
-Gamma(1.1, 0.05) prior, which Bounce uses, with the noise at least 1e-4), no outputscale (the
-outcome is standardised). The prior's median
+a LogNormal(-4, 1) noise prior, no outputscale (the outcome is standardised). The prior's
+median
 lengthscale grows like ``sqrt(D)``, so with ``m = 128`` embedding coordinates an ARD lengthscale
 only shrinks where the data ask for it: the data-driven pruning the paper credits for the
 cardinality reduction (Prop. 3, Theorem 1).
@@ -33,7 +32,6 @@ from botorch.fit import fit_gpytorch_mll
 from botorch.models import SingleTaskGP
 from botorch.models.model import Model, ModelList
 from botorch.models.transforms.outcome import Standardize
-from botorch.models.utils.gpytorch_modules import get_gaussian_likelihood_with_gamma_prior
 from gpytorch.constraints import GreaterThan
 from gpytorch.kernels import AdditiveKernel, Kernel, MaternKernel, ProductKernel, ScaleKernel
 from gpytorch.mlls import ExactMarginalLogLikelihood
@@ -44,7 +42,7 @@ from torch import Tensor
 from bodi.hed.dictionaries import Dictionary
 from bodi.hed.kernel import FirstOrderKernel, HammingDistanceKernel, HammingEmbeddingKernel
 from bodi.models.fit_loss import is_embedding_kernel
-from bodi.models.noise import MarkedInputsNoise, observation_noise
+from bodi.models.noise import observation_noise
 from bodi.models.single_task import FastSingleTaskGP, scaled_sum
 from bodi.space import SearchSpace
 
@@ -152,10 +150,6 @@ def make_hamming_kernel(space: SearchSpace) -> Kernel:
     return factors[0] if len(factors) == 1 else ProductKernel(*factors)
 
 
-#: the Gaussian likelihood's noise priors (see the module's docstring)
-NOISE_PRIORS = ("lognormal", "gamma")
-
-
 def with_first_order(space: SearchSpace, covar: Kernel) -> Kernel:
     """``s_0 * covar + s_1 * k_1``: ``covar`` (any kernel of ``space``) plus the first-order
     kernel of the binary/categorical columns (:class:`~bodi.hed.kernel.FirstOrderKernel`,
@@ -173,26 +167,20 @@ def with_first_order(space: SearchSpace, covar: Kernel) -> Kernel:
     return AdditiveKernel(ScaleKernel(covar), first_order)
 
 
-def without_first_order(model: SingleTaskGP, train_X: Tensor, train_Y: Tensor,
-                        noise_prior: str = "lognormal",
-                        noisier_inputs: Tensor | None = None) -> FastSingleTaskGP:
+def without_first_order(model: SingleTaskGP, train_X: Tensor, train_Y: Tensor
+                        ) -> FastSingleTaskGP:
     """The fitted sum ``s_0 k + s_1 k_1`` (:func:`with_first_order`; on ``train_X``,
     ``train_Y`` as :func:`make_gp` takes them) without its first-order term, rescaled to the
     kernel alone's unit prior variance: ``k`` with the sum's hyperparameters, noise
-    ``sigma^2 / s_0`` (the extra noise of marked inputs likewise) and the same mean, not
+    ``sigma^2 / s_0`` and the same mean, not
     refitted. Its posterior mean is that of ``s_0 k + sigma^2 I``; its variance is that
     model's divided by ``s_0``."""
     main = model.covar_module.kernels[0]
-    alone = make_gp(train_X, train_Y, copy.deepcopy(main.base_kernel), noise_prior,
-                    noisier_inputs)
+    alone = make_gp(train_X, train_Y, copy.deepcopy(main.base_kernel))
     copy_hyperparameters(model, alone)  # the mean (the noise is rescaled below)
     with torch.no_grad():
         scale = main.outputscale.detach()
         noise, target = model.likelihood.noise_covar, alone.likelihood.noise_covar
-        if isinstance(noise, MarkedInputsNoise):
-            target.raw_extra_noise.copy_(target.raw_extra_noise_constraint.inverse_transform(
-                noise.extra_noise.detach() / scale))
-            noise, target = noise.base, target.base
         target.noise = noise.noise.detach() / scale
     return alone.eval()
 
@@ -207,34 +195,17 @@ def first_order_share(model: Model) -> float:
     return first_order / (main + first_order)
 
 
-def check_noise_prior(noise_prior: str) -> None:
-    """The one check of a ``noise_prior`` option."""
-    if noise_prior not in NOISE_PRIORS:
-        raise ValueError(f"unknown noise_prior {noise_prior!r}; choose one of "
-                         f"{list(NOISE_PRIORS)}")
-
-
-def make_gp(train_X: Tensor, train_Y: Tensor, covar_module: Kernel,
-            noise_prior: str = "lognormal",
-            noisier_inputs: Tensor | None = None) -> FastSingleTaskGP:
+def make_gp(train_X: Tensor, train_Y: Tensor, covar_module: Kernel) -> FastSingleTaskGP:
     """An (unfitted) GP with ``covar_module``, a constant mean, a Gaussian likelihood with
-    ``noise_prior`` (BoTorch's default LogNormal(-4, 1), or ``"gamma"``: Gamma(1.1, 0.05))
-    and standardized outcomes; ``train_X`` is ``n x dim`` (encoded), ``train_Y`` ``n x 1``
-    (larger is better). Every surrogate of bodi (HED, overlap, diffusion) is one. With
-    ``noisier_inputs`` (``r x dim``) the trials at those inputs get an extra, fitted noise
-    variance (:class:`bodi.models.noise.MarkedInputsNoise`)."""
-    check_noise_prior(noise_prior)
-    likelihood = get_gaussian_likelihood_with_gamma_prior() if noise_prior == "gamma" else None
+    BoTorch's noise prior LogNormal(-4, 1) and standardized outcomes; ``train_X`` is
+    ``n x dim`` (encoded), ``train_Y`` ``n x 1`` (larger is better). Every surrogate of bodi
+    (HED, overlap, diffusion) is one."""
     with warnings.catch_warnings():
         # Categorical indices lie outside [0, 1] by design; the kernels handle them.
         warnings.simplefilter("ignore", InputDataWarning)
         model = FastSingleTaskGP(
-            train_X, train_Y, covar_module=covar_module, likelihood=likelihood,
-            outcome_transform=Standardize(m=1),
+            train_X, train_Y, covar_module=covar_module, outcome_transform=Standardize(m=1),
         )
-    if noisier_inputs is not None:
-        model.likelihood.noise_covar = MarkedInputsNoise(
-            model.likelihood.noise_covar, noisier_inputs.to(train_X))
     return model
 
 
@@ -365,9 +336,7 @@ def lengthscales(model: SingleTaskGP) -> dict[str, Tensor]:
 
 
 __all__ = [
-    "NOISE_PRIORS",
     "FastSingleTaskGP",
-    "check_noise_prior",
     "copy_hyperparameters",
     "fit_model",
     "leave_one_out_log_densities",

@@ -32,7 +32,7 @@ from bodi.models.fit_loss import (
     loss_inputs,
     matern_of,
 )
-from bodi.models.noise import MarkedInputsNoise, observation_noise
+from bodi.models.noise import observation_noise
 
 
 def scaled_sum(covar: Kernel) -> tuple[ScaleKernel, ScaleKernel] | None:
@@ -121,14 +121,11 @@ class FastSingleTaskGP(SingleTaskGP):
             factors, priors, noise_prior, scaled = plan
             inputs, fixed = self._loss_inputs(factors, scaled, X)
             lengthscales = (matern_of(kernel).lengthscale for kernel in factors)
-            noise = self.likelihood.noise_covar
-            marked = noise.is_marked(X).to(y) if isinstance(noise, MarkedInputsNoise) else None
-            extra = None if marked is None else noise.extra_noise
             scales = (None, None) if scaled is None else (scaled[0].outputscale,
                                                           scaled[1].outputscale)
-            return MaternGPLoss.apply(y, inputs, priors, noise_prior, marked, fixed,
-                                       self.likelihood.noise, extra,
-                                       self.mean_module.constant, *scales, *lengthscales)
+            return MaternGPLoss.apply(y, inputs, priors, noise_prior, fixed,
+                                       self.likelihood.noise, self.mean_module.constant,
+                                       *scales, *lengthscales)
         log_p = GaussianLogDensity.apply(*self._train_covariance_and_residual())
         for _, module, prior, closure, _ in self.named_priors():
             log_p = log_p + prior.log_prob(closure(module)).sum()
@@ -148,7 +145,7 @@ class FastSingleTaskGP(SingleTaskGP):
         :class:`MaternGPLoss` computes the fit loss: every factor a plain Matérn-5/2 (on the
         HED embedding or on columns), their product alone or, scaled, plus a scaled kernel
         without hyperparameters (:func:`scaled_sum`), a ``ConstantMean`` and a homoskedastic
-        Gaussian likelihood (or one with extra noise on marked inputs), and no priors but
+        Gaussian likelihood, and no priors but
         LogNormal ones on those lengthscales and on the noise. ``None`` otherwise."""
         if self._loss_plan is None:  # once per training phase (``train()`` forgets it)
             self._loss_plan = (self._find_matern_loss_plan(),)
@@ -172,8 +169,6 @@ class FastSingleTaskGP(SingleTaskGP):
 
     def _find_matern_loss_plan(self) -> tuple | None:
         covar, noise = self.covar_module, getattr(self.likelihood, "noise_covar", None)
-        if isinstance(noise, MarkedInputsNoise):  # its extra noise has no prior
-            noise = noise.base
         scaled = scaled_sum(covar)
         if scaled is not None:
             covar = scaled[0].base_kernel

@@ -317,14 +317,14 @@ class BODi(GPOptimizer):
             covar = make_kernel(self.kernel, self.space, dictionary)
             if first_order:
                 covar = with_first_order(self.space, covar)
-            return fit_model(make_gp(train_X, train_Y, covar, NOISE_PRIOR))
+            return fit_model(make_gp(train_X, train_Y, covar))
 
         if self.first_order is False or not self.space.discrete_dims:  # no term to add
             return fitted(False)
         model = fitted(True)
         if self.first_order is True or first_order_share(model) >= FIRST_ORDER_SHARE:
             return model
-        return without_first_order(model, train_X, train_Y, NOISE_PRIOR)
+        return without_first_order(model, train_X, train_Y)
 
 
 class PaperBODi(BODi):

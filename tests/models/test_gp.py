@@ -332,26 +332,16 @@ def test_leave_one_out_density_equals_refitting_without_each_point():
     assert not model.training  # still ready to predict
 
 
-def test_the_gamma_noise_prior_is_botorchs_earlier_default_and_fits_through_the_full_loss():
-    from gpytorch.priors import GammaPrior, LogNormalPrior
+def test_the_gp_has_botorchs_lognormal_noise_prior_and_fits_through_the_fast_loss():
+    from gpytorch.priors import LogNormalPrior
 
     from bodi.models.gp import make_gp, make_hed_kernel
 
     dictionary = make_dictionary("diverse", 16, MIXED.cardinalities, seed=1)
     X, Y = mixed_data(MIXED, n=16)
-    priors = {}
-    for name in ("lognormal", "gamma"):
-        model = fit_model(make_gp(X, Y, make_hed_kernel(MIXED, dictionary), name))
-        priors[name] = model.likelihood.noise_covar.noise_prior
-        assert model.likelihood.noise.item() >= 1e-4
-        # the fast loss handles LogNormal priors only; with the Gamma prior GPyTorch's is used
-        assert (model._matern_loss_plan() is None) == (name == "gamma")
-    assert isinstance(priors["lognormal"], LogNormalPrior)
-    assert isinstance(priors["gamma"], GammaPrior)
-    assert priors["gamma"].concentration.item() == pytest.approx(1.1)
-    assert priors["gamma"].rate.item() == pytest.approx(0.05)
-    with pytest.raises(ValueError, match="unknown noise_prior 'flat'"):
-        make_gp(X, Y, make_hed_kernel(MIXED, dictionary), "flat")
+    model = fit_model(make_gp(X, Y, make_hed_kernel(MIXED, dictionary)))
+    assert isinstance(model.likelihood.noise_covar.noise_prior, LogNormalPrior)
+    assert model._matern_loss_plan() is not None
 
 
 def test_a_warm_started_fit_starts_from_the_source_and_stops_early():
