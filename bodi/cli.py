@@ -179,11 +179,11 @@ def _modelfit(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stored_design(storage, study_name: str) -> str:
-    """The initial design of a stored study (``"uniform"`` for a new one)."""
+def _stored_design(record) -> str:
+    """The initial design of a stored study's ``record`` (``"uniform"`` for a new study:
+    ``None``)."""
     from bodi.optimizers.registry import optimizer_class
 
-    record = storage.get_study(study_name)
     if record is None:
         return "uniform"
     return {**optimizer_class(record.optimizer).legacy_settings, **record.settings}.get(
@@ -197,10 +197,12 @@ def _run(args: argparse.Namespace) -> int:
     space = SearchSpace.from_json(args.space)
     catch = _catch_option(args.catch)
     # nothing is created or written (study file, tables, cluster connection) before the run
-    # can start: the storage is first only read
+    # can start: the storage is first only read (the study's record once), then opened for
+    # the run
     reader = open_storage(args.storage, read_only=True) if _is_file_or_url(
         args.storage) else None
-    existing = reader is not None and reader.get_study(args.study_name) is not None
+    record = reader.get_study(args.study_name) if reader is not None else None
+    existing = record is not None
     before = len(reader.trials(args.study_name)) if existing else 0
     if reader is not None:
         reader.close()
@@ -248,7 +250,7 @@ def _run(args: argparse.Namespace) -> int:
             study_name=args.study_name, n_init=args.n_init, progress=not args.quiet,
             max_consecutive_failures=args.max_failures, max_attempts=args.max_attempts,
             device=args.device, dtype=args.dtype,
-            design=args.design or _stored_design(storage, args.study_name),
+            design=args.design or _stored_design(record),
             catch=catch, start_from=args.start_from,
         )
     finally:
