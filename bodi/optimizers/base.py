@@ -156,8 +156,6 @@ class Optimizer(ABC):
         check_integer("max_attempts", max_attempts)
         self.space = space
         self.seed = int(seed)
-        #: the direction (several objectives: their directions joined by commas, as stored)
-        self.direction = ",".join(self.directions)
         self.on_pending = on_pending
         self.max_attempts = int(max_attempts)
         self.allow_repeats = bool(allow_repeats)
@@ -276,7 +274,8 @@ class Optimizer(ABC):
         if self.outcome_constraints:  # (absent otherwise, as in studies stored before them)
             settings = {**settings, "outcome_constraints": self.outcome_constraints}
         record = StudyRecord(self._study_name, type(self).__name__, self.space.to_dict(),
-                             json.loads(json.dumps(settings)), self.seed, self.direction)
+                             json.loads(json.dumps(settings)), self.seed,
+                             ",".join(self.directions))
         return Study(self.space, record, self._storage,
                      outcome_constraints=self.outcome_constraints, on_pending=self.on_pending,
                      max_attempts=self.max_attempts, allow_repeats=self.allow_repeats,
@@ -337,10 +336,16 @@ class Optimizer(ABC):
         return len(self.directions) > 1
 
     @property
+    def direction(self) -> str:
+        """``"minimize"`` or ``"maximize"``: the one objective's direction (with several
+        objectives a ``ValueError``; see :attr:`directions`)."""
+        if self.is_multi_objective:
+            raise ValueError("this study has several objectives; see directions")
+        return self.directions[0]
+
+    @property
     def sign(self) -> float:
         """``-1`` when minimizing, ``+1`` when maximizing (the one objective)."""
-        if self.is_multi_objective:
-            raise ValueError("this study has several objectives; see signs")
         return direction_sign(self.direction)
 
     @property
