@@ -10,6 +10,13 @@ Usage:
     python benchmarks/ask_speed.py --n-init 20 --failed 10 --cases 60x100 \
         --spec "bodi[failed_trials=constraint]"   # 10 of the 100 failed: a second GP
     python benchmarks/ask_speed.py --n-init 20 --pending 3 --cases 60x100  # 3 points pending
+    python benchmarks/ask_speed.py --n-init 20 --breakdown --cases 60x100  # time per stage
+
+With ``--breakdown`` the timed asks run under cProfile and each stage's share of an ask is
+printed (the trust region, the dictionary, building the GP, fitting it, building the
+acquisition function, its search, the rest of the suggestion, and the study's bookkeeping
+outside the suggestion); cProfile slows
+Python code more than the numerical kernels, so the shares, not the seconds, are the result.
 
 Each case tells ``n`` random observations of a planted binary problem (or of ``--problem``)
 to a fresh optimizer (``--m`` rows, 128 by default, diverse dictionaries), then times
@@ -68,6 +75,41 @@ def told_optimizer(problem, n: int, n_init: int | None = None, failed: int = 0,
     return opt
 
 
+#: the stages of an ask: (name, module file, function), each counted by its cumulative time
+STAGES = [
+    ("trust region", "bodi/optimizers/gp_optimizer.py", "trust_region"),
+    ("dictionary", "bodi/optimizers/bo.py", "make_dictionary"),
+    ("GP and kernel built", "bodi/models/gp.py", "make_gp"),
+    ("model fit", "bodi/models/gp.py", "fit_model"),
+    ("acquisition function", "bodi/acquisition/factory.py", "make_acquisition"),
+    ("acquisition search", "bodi/acquisition/optimize.py", "optimize_acquisition"),
+]
+
+
+def stage_shares(opt, problem, repeats: int) -> dict[str, float]:
+    """Each stage's share of ``repeats`` asks (cProfile's cumulative times; see the module's
+    docstring), the rest of the suggestion and the bookkeeping outside it."""
+    import cProfile
+    import pstats
+
+    profile = cProfile.Profile()
+    profile.enable()
+    timed_asks(opt, problem, repeats)
+    profile.disable()
+    stats = pstats.Stats(profile).stats
+
+    def cumulative(path: str, function: str) -> float:
+        return sum(entry[3] for (file, _, name), entry in stats.items()
+                   if name == function and file.endswith(path))
+
+    ask = cumulative("bodi/optimizers/base.py", "ask")
+    suggest = cumulative("bodi/optimizers/base.py", "suggest")
+    shares = {name: cumulative(path, function) / ask for name, path, function in STAGES}
+    shares["rest of the suggestion"] = suggest / ask - sum(shares.values())
+    shares["bookkeeping (study, claims)"] = 1 - suggest / ask
+    return shares
+
+
 def timed_asks(opt, problem, repeats: int) -> list[float]:
     """Seconds of ``repeats`` consecutive ``opt.ask()`` calls, each followed by its tell."""
     seconds = []
@@ -122,7 +164,23 @@ def main() -> None:
                         "are added (e.g. bodi[acquisition=logei])")
     parser.add_argument("--problem", help="a registered binary problem, {d} for its size "
                         "(e.g. labs{d}; default: the planted binary problem)")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="print each stage's share of an ask instead of the seconds")
     args = parser.parse_args()
+    if args.breakdown:
+        torch.set_num_threads(min(2, torch.get_num_threads()))
+        for case in args.cases.split(","):
+            d, n = (int(v) for v in case.split("x"))
+            problem = planted_binary(d, seed=0) if args.problem is None else get_problem(
+                args.problem.format(d=d))
+            opt = told_optimizer(problem, n, args.n_init, args.failed, kernel=args.kernel,
+                                 dictionary_size=args.m, **parse_method(args.spec)[1])
+            shares = stage_shares(opt, problem, args.repeats)
+            print(f"\nbinary d = {d}, n = {n}: share of an ask ({args.repeats} asks, cProfile)")
+            print("| stage | share |\n|---|---|")
+            for stage, share in shares.items():
+                print(f"| {stage} | {share:.0%} |")
+        return
     torch.set_num_threads(min(2, torch.get_num_threads()))
     print("| binary d | observations n | m | median seconds per ask | min | max |")
     print("|---|---|---|---|---|---|")
