@@ -54,6 +54,12 @@ def row_key(space: SearchSpace, x: Tensor | Sequence[float]) -> int:
     return int(row_keys(space, torch.as_tensor(x, dtype=DTYPE).unsqueeze(0))[0])
 
 
+def exact_matches(X: Tensor, points: Tensor) -> Tensor:
+    """``... x n x r`` booleans: whether row ``i`` of ``X`` (``... x n x dim``) equals point
+    ``j`` of ``points`` (``r x dim``) exactly."""
+    return torch.cdist(X, points.expand(*X.shape[:-2], *points.shape), p=1) == 0
+
+
 def first_occurrences(keys: Tensor) -> Tensor:
     """Indices (ascending) of the first row with each distinct key of ``keys`` (``n``, as
     :func:`row_keys` gives them): the rows that keep a tensor's points distinct, in order."""

@@ -26,7 +26,7 @@ import torch
 from torch import Tensor
 
 from bodi.diagnostics import logger
-from bodi.novelty import row_key
+from bodi.novelty import row_key, row_keys
 from bodi.space import DTYPE, SearchSpace, Value
 from bodi.storage import Storage, StudyRecord, TrialRecord, open_storage
 from bodi.storage.urls import mask
@@ -151,6 +151,7 @@ class Study:
     def refresh(self) -> None:
         """Read the trials that other workers added or changed."""
         records, self._cursor = self.storage.changes(self.name, self._cursor)
+        known = len(self.trials)
         for record in records:  # in number order; claims add consecutive numbers atomically
             self._check(record)
             if record.number < len(self.trials):
@@ -158,10 +159,12 @@ class Study:
             else:
                 trial = Trial.from_record(record)
                 self.trials.append(trial)
-                self._numbers.setdefault(row_key(self.space, trial.x), []).append(trial.number)
                 if trial.number == len(self._points):  # full: a new buffer, twice as large
                     self._points = torch.cat([self._points, torch.empty_like(self._points)])
                 self._points[trial.number] = trial.x
+        new = self._points[known:len(self.trials)]
+        for number, key in enumerate(row_keys(self.space, new).tolist(), start=known):
+            self._numbers.setdefault(key, []).append(number)
         if records:
             self._snapshot = None
 

@@ -32,7 +32,6 @@ from bodi.models.fit_loss import (
     loss_inputs,
     matern_of,
 )
-from bodi.models.noise import observation_noise
 
 
 def scaled_sum(covar: Kernel) -> tuple[ScaleKernel, ScaleKernel] | None:
@@ -200,7 +199,7 @@ class FastSingleTaskGP(SingleTaskGP):
         """``K + sigma^2 I`` (``n x n``) and ``y - m`` (``n``) of the training data."""
         X = self.train_inputs[0]
         K = dense_train_covariance(self.covar_module, X)
-        noise = observation_noise(self.likelihood, X)
+        noise = self.likelihood.noise.reshape(-1).expand(X.shape[-2])
         return K + torch.diag_embed(noise), self.train_targets - self.mean_module(X)
 
     def train(self, mode: bool = True) -> FastSingleTaskGP:

@@ -35,8 +35,7 @@ from bodi.diagnostics import logger
 from bodi.directions import check_directions
 from bodi.models.gp import leave_one_out_log_densities, warm_started_fits
 from bodi.models.known_objectives import check_known_objectives, known_objective_model
-from bodi.models.noise import exact_matches
-from bodi.novelty import SearchSpaceExhaustedError
+from bodi.novelty import SearchSpaceExhaustedError, exact_matches
 from bodi.optimizers.model_based import ModelBasedOptimizer
 from bodi.optimizers.training_data import nearest_rows, penalize_infeasible, squash_outcomes
 from bodi.pareto import (
