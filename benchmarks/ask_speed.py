@@ -64,7 +64,7 @@ def told_optimizer(problem, n: int, n_init: int | None = None, failed: int = 0,
     of its initial design, then uniform random points (seed 1), the last ``failed`` of them
     told as failed trials."""
     n_init = n if n_init is None else min(n_init, n)
-    opt = bodi.BODi(problem.space, seed=0, n_init=n_init, **options)
+    opt = bodi.create_study(bodi.BODi(problem.space, seed=0, n_init=n_init, **options))
     design = opt.ask(n_init)
     opt.tell(design, problem.evaluate(design).tolist())
     if n > n_init:
@@ -124,15 +124,15 @@ def timed_asks(opt, problem, repeats: int) -> list[float]:
 def compare_optimizers(d: int, n: int, repeats: int) -> None:
     """Same fitted model and acquisition: time and best LogEI value of both optimizers."""
     problem = planted_binary(d, seed=0)
-    opt = bodi.BODi(problem.space, seed=0, n_init=n)
+    opt = bodi.create_study(bodi.BODi(problem.space, seed=0, n_init=n))
     design = opt.ask(n)
     opt.tell(design, problem.evaluate(design).tolist())
-    X, Y = opt.X_completed, opt.Y_completed
+    X, Y = opt.history.X_completed, opt.history.Y_completed
     print(f"\nacquisition optimizers, binary d={d}, n={n} (same model and LogEI per row)")
     print("| method | median seconds | median best log-EI |\n|---|---|---|")
     results = {"local": ([], []), "botorch": ([], [])}
     for rep in range(repeats):
-        model = opt.make_model(X, Y, opt.history)  # BODi's default model
+        model = opt.optimizer.make_model(X, Y, opt.history)  # BODi's default model
         acq = make_acquisition("logei", model, X, Y)
         for method, (times, values) in results.items():
             with bodi.seeding.seeded(rep):

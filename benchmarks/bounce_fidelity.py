@@ -123,9 +123,16 @@ def run_ours(source: Path, problem: str, seed: int, evaluations: int,
                              dtype=torch.double)
         return float(benchmark(x).reshape(-1)[0])
 
-    optimizer = make_optimizer("bounce", space, seed=seed, direction="minimize",
-                               budget=evaluations,
-                               evaluations_until_input_dim=min(100, evaluations))
+    optimizer = bodi.create_study(
+        make_optimizer(
+            "bounce",
+            space,
+            seed=seed,
+            direction="minimize",
+            budget=evaluations,
+            evaluations_until_input_dim=min(100, evaluations),
+        )
+    )
     for _ in range(evaluations):
         params = optimizer.ask()
         values.append(evaluate(params))

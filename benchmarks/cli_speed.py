@@ -26,7 +26,7 @@ def _study(folder: Path) -> Path:
 
     space = SearchSpace([Binary(f"b{i}") for i in range(30)])
     path = folder / "study.db"
-    opt = bodi.RandomSearch(space, seed=0, storage=path)
+    opt = bodi.create_study(bodi.RandomSearch(space, seed=0), storage=path)
     for _ in range(60):
         params = opt.ask()
         opt.tell(params, float(sum(params.values())))

@@ -126,7 +126,7 @@ def delete_and_recreate(folder: Path, storage: str) -> dict:
     _wait_for(lambda: _logged(folder) >= 3)
     delete_study(storage, "default")
     space = SearchSpace.from_dict(SPACE)
-    fresh = bodi.RandomSearch(space, seed=1, storage=storage)
+    fresh = bodi.create_study(bodi.RandomSearch(space, seed=1), storage=storage)
     for _ in range(8):  # the new study's evaluations, logged apart from the old worker's
         params = fresh.ask()
         value = float(sum(params.values()))

@@ -21,6 +21,7 @@ from ask_speed import timed_asks  # benchmarks/ is the script directory
 from bodi.initial_design import initial_design
 from bodi.optimizers.registry import METHODS, make_optimizer
 from bodi.problems import get_problem
+from bodi.study import create_study
 
 warnings.filterwarnings("ignore")
 
@@ -31,7 +32,9 @@ def suggest_seconds(problem_name: str, method: str, n: int, repeats: int) -> lis
     X = torch.cat([initial_design(space, 20, 0),
                    space.sample(max(0, n - 20), generator=torch.Generator().manual_seed(1))])
     configs = space.decode(X)
-    opt = make_optimizer(method, space, seed=0, direction=problem.direction, n_init=20)
+    opt = create_study(
+        make_optimizer(method, space, seed=0, direction=problem.direction, n_init=20)
+    )
     opt.tell(configs, problem.evaluate(configs).tolist())
     return timed_asks(opt, problem, repeats)
 

@@ -52,8 +52,17 @@ def run_cell(d: int, n: int, asks: int, device: str, dtype: str, threads: int,
     warnings.filterwarnings("ignore")
     torch.set_num_threads(threads)
     problem = planted_binary(d, seed=0) if problem_name == "planted" else ackley(d + 3)
-    opt = bodi.BODi(problem.space, seed=0, n_init=n, device=device, dtype=dtype,
-                    max_model_points=max_model_points, kernel=kernel)
+    opt = bodi.create_study(
+        bodi.BODi(
+            problem.space,
+            seed=0,
+            n_init=n,
+            device=device,
+            dtype=dtype,
+            max_model_points=max_model_points,
+            kernel=kernel,
+        )
+    )
     design = opt.ask(n)
     opt.tell(design, problem.evaluate(design).tolist())
     if device.startswith("cuda"):
@@ -69,7 +78,7 @@ def run_cell(d: int, n: int, asks: int, device: str, dtype: str, threads: int,
     record = {
         "median_s": statistics.median(seconds), "min_s": min(seconds), "max_s": max(seconds),
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "model_n": int(opt.model.train_inputs[0].shape[-2]),  # after max_model_points
+        "model_n": int(opt.optimizer.model.train_inputs[0].shape[-2]),  # after max_model_points
     }
     if device.startswith("cuda"):
         record["peak_cuda_mb"] = torch.cuda.max_memory_allocated() / 2**20

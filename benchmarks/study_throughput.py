@@ -64,7 +64,7 @@ def measure(backend: str, storage: str, workers: int, trials: int) -> dict:
     from bodi.space import Binary, SearchSpace
 
     space = SearchSpace([Binary(f"b{i}") for i in range(40)])
-    bodi.RandomSearch(space, seed=0, storage=storage).close()  # the study exists
+    bodi.create_study(bodi.RandomSearch(space, seed=0), storage=storage).close()  # the study exists
     queue = multiprocessing.get_context("spawn").Queue()
     procs = [multiprocessing.get_context("spawn").Process(
         target=_worker, args=(storage, trials, queue)) for _ in range(workers)]

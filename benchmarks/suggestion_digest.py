@@ -30,7 +30,9 @@ warnings.filterwarnings("ignore")
 def digest(problem_name: str, method: str, asks: int) -> tuple[str, float]:
     """(MD5 of the ``20 + asks`` evaluated values, the best of them)."""
     problem = get_problem(problem_name)
-    opt = make_optimizer(method, problem.space, seed=0, direction=problem.direction, n_init=20)
+    opt = bodi.create_study(
+        make_optimizer(method, problem.space, seed=0, direction=problem.direction, n_init=20)
+    )
     values = []
     for _ in range(20 + asks):
         x = opt.ask()

@@ -33,6 +33,7 @@ _HOMES = {
     "Study": "bodi.study",
     "Trial": "bodi.trials",
     "UnusedOptionWarning": "bodi.checks",
+    "create_study": "bodi.study",
     "load_study": "bodi.loading",
     "minimize": "bodi.optimize",
 }
@@ -41,7 +42,7 @@ __all__ = [
     "BODi", "Binary", "Categorical", "Continuous", "History", "InMemoryStorage",
     "InfeasibleConstraintsError", "Integer", "LinearConstraint", "OptimizeResult", "Optimizer",
     "Outcome", "Predicate", "RandomSearch", "SQLiteStorage", "SearchSpace", "Study", "Trial",
-    "UnusedOptionWarning", "load_study", "minimize",
+    "UnusedOptionWarning", "create_study", "load_study", "minimize",
 ]
 
 
@@ -65,5 +66,5 @@ if TYPE_CHECKING:  # for type checkers and editors: the names as eager imports
     from bodi.optimizers import BODi, Optimizer, RandomSearch
     from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
     from bodi.storage import InMemoryStorage, SQLiteStorage
-    from bodi.study import Study
+    from bodi.study import Study, create_study
     from bodi.trials import History, Outcome, Trial

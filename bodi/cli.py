@@ -256,13 +256,13 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         if executor is not None and not isinstance(executor, str):
             executor.close()
-    states = [t.state for t in result.history]
+    states = [t.state for t in result.trials]
     if existing and len(states) >= args.budget and before >= args.budget:
         print(f"the study already holds {before} trials, --budget {args.budget}: nothing to "
               "evaluate (raise --budget to continue it)")
     print(f"{states.count('complete')} complete, {states.count('failed')} failed trials in "
           f"{args.storage} (study {args.study_name!r})")
-    if result.optimizer.is_multi_objective:
+    if result.study.is_multi_objective:
         print(f"{len(result.pareto_front)} Pareto-optimal trials:")
         _print_front(result.pareto_front)
     elif result.best_value is None:
@@ -416,10 +416,9 @@ def _export(args: argparse.Namespace) -> int:
     from bodi.export import export_to_optuna
     from bodi.loading import load_study
 
-    optimizer = load_study(args.storage, args.study_name, read_only=True)
-    name = export_to_optuna(optimizer, args.optuna, args.optuna_study_name,
-                            replace=args.replace)
-    print(f"exported {len(optimizer.trials)} trials to Optuna study {name!r} in {args.optuna} "
+    study = load_study(args.storage, args.study_name, read_only=True)
+    name = export_to_optuna(study, args.optuna, args.optuna_study_name, replace=args.replace)
+    print(f"exported {len(study.trials)} trials to Optuna study {name!r} in {args.optuna} "
           f"(optuna-dashboard {args.optuna} shows it)")
     return 0
 

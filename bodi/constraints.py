@@ -155,7 +155,7 @@ def constraint_from_dict(data: Any) -> LinearConstraint:
         raise ValueError(
             f"constraint {data.get('name')!r} is a Python predicate: it cannot be read from "
             "JSON. Build the space in Python, SearchSpace(parameters, constraints=[...]), and "
-            "pass it (e.g. BODi(space, storage=..., study_name=...) to continue a study)"
+            "pass it (e.g. bodi.create_study(BODi(space), storage=...) to continue a study)"
         )
     if kind != "linear":
         raise ValueError(f"unknown constraint type {kind!r} (expected 'linear')")

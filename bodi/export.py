@@ -19,21 +19,21 @@ from bodi.extras import require
 from bodi.storage.urls import is_url, mask
 
 if TYPE_CHECKING:
-    from bodi.optimizers.base import Optimizer
     from bodi.stored_studies import StoredStudy
+    from bodi.study import Study
 
 
-def trial_rows(optimizer: Optimizer | StoredStudy) -> list[dict[str, Any]]:
-    """Every trial of the study (an optimizer's, or a stored one) as one flat dict (see the
+def trial_rows(study: Study | StoredStudy) -> list[dict[str, Any]]:
+    """Every trial of the study (an open one, or a stored one) as one flat dict (see the
     module docstring)."""
-    if hasattr(optimizer, "refresh"):
-        optimizer.refresh()
+    if hasattr(study, "refresh"):
+        study.refresh()
     rows = []
-    for trial in optimizer.trials:
+    for trial in study.trials:
         row: dict[str, Any] = {"number": trial.number, "state": trial.state}
-        if optimizer.is_multi_objective:
+        if study.is_multi_objective:
             complete = trial.state == "complete" and trial.values is not None
-            values = list(trial.values) if complete else [None] * optimizer.n_objectives
+            values = list(trial.values) if complete else [None] * len(study.directions)
             row.update({f"values_{i}": v for i, v in enumerate(values)})
         else:
             row["value"] = trial.value
@@ -63,17 +63,17 @@ def _columns(rows: list[dict[str, Any]]) -> list[str]:
     return columns
 
 
-def trials_dataframe(optimizer: Optimizer) -> Any:
+def trials_dataframe(study: Study) -> Any:
     """The trials as a ``pandas.DataFrame``, one row per trial (the ``pandas`` extra)."""
     pandas = require("pandas", "trials_dataframe()", "pandas")
-    rows = trial_rows(optimizer)
+    rows = trial_rows(study)
     return pandas.DataFrame(rows, columns=_columns(rows))
 
 
-def write_csv(optimizer: Optimizer | StoredStudy, path: str | Path | TextIO) -> Path | TextIO:
+def write_csv(study: Study | StoredStudy, path: str | Path | TextIO) -> Path | TextIO:
     """The trials as a CSV file, or into an open text stream (no extra needed); returns
     ``path``."""
-    rows = trial_rows(optimizer)
+    rows = trial_rows(study)
     if not isinstance(path, str | Path):
         _write_rows(rows, path)
         return path
@@ -89,7 +89,7 @@ def _write_rows(rows: list[dict[str, Any]], handle: TextIO) -> None:
     writer.writerows({k: csv_cell(v) for k, v in row.items()} for row in rows)
 
 
-def export_to_optuna(optimizer: Optimizer, storage: str | Path, study_name: str | None = None,
+def export_to_optuna(study: Study, storage: str | Path, study_name: str | None = None,
                      *, replace: bool = False) -> str:
     """Write the study into an Optuna storage (an RDB URL such as ``sqlite:///optuna.db``, or
     an SQLite file's path), so
@@ -106,20 +106,20 @@ def export_to_optuna(optimizer: Optimizer, storage: str | Path, study_name: str 
 
     from bodi.integrations.spaces.optuna import make_distributions, to_optuna_params
 
-    distributions = make_distributions(optimizer.space)
-    name = study_name or optimizer.study_name
+    distributions = make_distributions(study.space)
+    name = study_name or study.study_name
     url = str(storage) if is_url(storage) else f"sqlite:///{storage}"
     if name in optuna.get_all_study_names(storage=url):
         if not replace:
             raise ValueError(f"{mask(url)} already holds an Optuna study {name!r}; replace it "
                              "(--replace, replace=True) or name another (--optuna-study-name)")
         optuna.delete_study(study_name=name, storage=url)
-    study = optuna.create_study(storage=url, study_name=name,
-                                directions=list(optimizer.directions))
+    target = optuna.create_study(storage=url, study_name=name,
+                                 directions=list(study.directions))
     states = {"complete": TrialState.COMPLETE, "failed": TrialState.FAIL,
               "pending": TrialState.WAITING}
-    optimizer.refresh()
-    for trial in optimizer.trials:
+    study.refresh()
+    for trial in study.trials:
         attrs = dict(trial.user_attrs)
         if trial.constraints is not None:
             attrs["constraints"] = list(trial.constraints)
@@ -127,11 +127,11 @@ def export_to_optuna(optimizer: Optimizer, storage: str | Path, study_name: str 
             attrs["message"] = trial.message
         complete = trial.state == "complete"
         values = trial.objective_values if complete else None
-        study.add_trial(FrozenTrial(
+        target.add_trial(FrozenTrial(
             number=-1, trial_id=-1, state=states[trial.state], value=None, values=values,
             datetime_start=_datetime(trial.started),
             datetime_complete=_datetime(trial.finished) if trial.state != "pending" else None,
-            params=to_optuna_params(optimizer.space, distributions, trial.x),
+            params=to_optuna_params(study.space, distributions, trial.x),
             distributions=distributions, user_attrs=attrs,
             system_attrs={"bodi:number": trial.number}, intermediate_values={}))
     return name

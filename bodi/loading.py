@@ -1,14 +1,14 @@
-"""Open a stored study as its optimizer, ready to continue (``bodi.load_study("study.db")``)."""
+"""Open a stored study with its optimizer, ready to continue (``bodi.load_study("study.db")``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from bodi.optimizers.base import Optimizer
 from bodi.optimizers.registry import optimizer_class
 from bodi.space import SearchSpace
 from bodi.storage import Storage
 from bodi.stored_studies import existing_storage, study_name_in
+from bodi.study import Study
 
 
 def load_study(
@@ -18,8 +18,8 @@ def load_study(
     on_pending: str = "reissue",
     device: str | None = None,
     read_only: bool = False,
-) -> Optimizer:
-    """Rebuild the optimizer of a stored study, with all its trials, ready to ``ask``.
+) -> Study:
+    """A stored study with its optimizer rebuilt and all its trials, ready to ``ask``.
 
     The space, optimizer class, settings, seed and direction come from the storage, so the
     study continues as it would have without the interruption. Trials that were pending are
@@ -53,11 +53,10 @@ def load_study(
                          f"study {study_name!r} ({err}); restore it from a copy") from None
     settings = cls.complete_settings(record.settings, space)
     try:
-        return cls(
-            space, seed=record.seed, direction=record.direction,
-            storage=store, study_name=study_name, on_pending=on_pending, **settings, **runtime,
-        )
+        optimizer = cls(space, seed=record.seed, direction=record.direction, **settings,
+                        **runtime)
     except TypeError as err:  # a setting this version of bodi does not know
         raise ValueError(f"study {study_name!r} was stored with settings that "
                          f"{record.optimizer} of this bodi does not take ({err}); settings: "
                          f"{sorted(settings)}") from None
+    return Study(optimizer, store, study_name=study_name, on_pending=on_pending)

@@ -16,6 +16,7 @@ from bodi.optimizers.base import Optimizer
 from bodi.optimizers.bo import BODi
 from bodi.progress import ProgressBars
 from bodi.space import SearchSpace, Value
+from bodi.study import Study
 from bodi.trials import Outcome, Trial
 
 Objective = Callable[[dict[str, Value]], float | Sequence[float]]
@@ -30,38 +31,38 @@ class OptimizeResult:
     Attributes:
         best_params: the best configuration found (``None`` with several objectives).
         best_value: its value (``None`` with several objectives).
-        history: every trial in order (``Trial.params``, ``.value``, ``.state``, ...).
-        optimizer: the optimizer, ready to continue with ``ask``/``tell``.
+        trials: every trial in order (``Trial.params``, ``.value``, ``.state``, ...).
+        study: the study, ready to continue with ``ask``/``tell``.
         pareto_front: the complete trials no other complete trial dominates, each with
             ``.params`` and ``.values`` (with one objective: the best trials).
     """
 
     best_params: dict[str, Value] | None
     best_value: float | None
-    history: list[Trial]
-    optimizer: Optimizer
+    trials: list[Trial]
+    study: Study
     pareto_front: list[Trial]
 
     def __repr__(self) -> str:
-        states = [t.state for t in self.history]
+        states = [t.state for t in self.trials]
         counts = ", ".join(f"{states.count(s)} {s}" for s in ("complete", "failed", "pending")
                            if states.count(s))
-        if self.optimizer.is_multi_objective:
+        if self.study.is_multi_objective:
             best = f"pareto_front={len(self.pareto_front)} trials"
         else:
             params = repr(self.best_params)
             params = params if len(params) <= 120 else params[:117] + "..."
             best = f"best_value={self.best_value!r}, best_params={params}"
-        return (f"OptimizeResult({best}, history={len(self.history)} trials ({counts}), "
-                f"optimizer={type(self.optimizer).__name__})")
+        return (f"OptimizeResult({best}, trials={len(self.trials)} ({counts}), "
+                f"optimizer={type(self.study.optimizer).__name__})")
 
     @property
     def values(self) -> list[float | None] | list[list[float] | None]:
         """Each trial's value (with several objectives: its list of values), ``None`` where
         the evaluation failed."""
-        if self.optimizer.is_multi_objective:
-            return [t.objective_values for t in self.history]
-        return [t.value for t in self.history]
+        if self.study.is_multi_objective:
+            return [t.objective_values for t in self.trials]
+        return [t.value for t in self.trials]
 
 
 def minimize(
@@ -81,6 +82,8 @@ def minimize(
     storage: Any = None,
     study_name: str | None = None,
     optimizer: Optimizer | None = None,
+    study: Study | None = None,
+    max_attempts: int = 2,
     progress: bool = False,
     callback: Callable[[Trial], Any] | None = None,
     max_consecutive_failures: int = 10,
@@ -132,14 +135,19 @@ def minimize(
             ``minimize`` on one stored study at once: together they evaluate ``budget``
             trials, each once.
         study_name: the study's name in ``storage``.
-        optimizer: an ask/tell optimizer to use instead of a new :class:`BODi`.
+        optimizer: the optimizer to use instead of a new :class:`BODi`
+            (:func:`bodi.optimizers.make_optimizer` makes any of them by name).
+        study: an open study to continue (:func:`bodi.create_study`,
+            :func:`bodi.load_study`), instead of ``optimizer``, ``storage`` and
+            ``study_name``.
+        max_attempts: a trial is handed out at most this many times (see :class:`Study`).
         progress: show a progress bar with the best value so far (with several objectives:
             the size of the Pareto front).
         callback: called with each finished trial.
         max_consecutive_failures: stop with an error after this many failures in a row.
         start_from: an earlier study to start from (a study file, a URL or a storage, with
             one study or one of this study's name): its finished trials are copied in first
-            (:meth:`bodi.Optimizer.add_trials_from`; the space may be wider) and count toward
+            (:meth:`bodi.Study.add_trials_from`; the space may be wider) and count toward
             ``budget``; copying again on a resume adds nothing.
         catch: the exception classes that are expected failures of the objective (e.g.
             ``(RuntimeError,)`` for a simulator that crashes on some inputs; ``Exception``
@@ -162,15 +170,23 @@ def minimize(
     timeout = evaluation_timeout
     if not callable(func):
         raise ValueError("func must be callable")
-    if optimizer is None:
-        optimizer = BODi(space, seed=seed, direction=direction, directions=directions,
-                         storage=storage, study_name=study_name, **bodi_options)
-    elif bodi_options or storage is not None:
-        raise ValueError("BODi options and storage cannot be combined with an explicit optimizer")
+    if study is not None:
+        if optimizer is not None or bodi_options or storage is not None or study_name:
+            raise ValueError("study= brings its optimizer and storage: pass no optimizer, BODi "
+                             "options, storage or study_name with it")
+        if study.space.to_dict() != space.to_dict():
+            raise ValueError("the study's space is not the space given")
+    else:
+        if optimizer is None:
+            optimizer = BODi(space, seed=seed, direction=direction, directions=directions,
+                             **bodi_options)
+        elif bodi_options:
+            raise ValueError("BODi options cannot be combined with an explicit optimizer")
+        study = Study(optimizer, storage, study_name=study_name, max_attempts=max_attempts)
     if start_from is not None:
-        optimizer.add_trials_from(start_from)
-    loop = _Loop(optimizer, budget, callback, max_consecutive_failures,
-                 _exception_classes(catch))
+        study.add_trials_from(start_from)
+    optimizer = study.optimizer
+    loop = _Loop(study, budget, callback, max_consecutive_failures, _exception_classes(catch))
     if time_limit is not None:
         loop.deadline = time.monotonic() + time_limit
     warnings_before = optimizer.numerical_warnings
@@ -182,22 +198,22 @@ def minimize(
         else:
             with EvaluationPool(executor, n_workers) as pool:
                 loop.run_parallel(func, pool, n_workers, timeout)
-    optimizer.refresh()
+    study.refresh()
     gathered = optimizer.numerical_warnings - warnings_before
     if gathered:
         logger.info("%d numerical warning(s) of model fitting and acquisition optimization "
                     "were gathered during this run (details: the 'bodi' logger at DEBUG level)",
                     gathered)
-    front = optimizer.pareto_front
+    front = study.pareto_front
     if not front:
-        failed = [t for t in optimizer.history if t.state == "failed"]
+        failed = [t for t in study.trials if t.state == "failed"]
         logger.warning("no evaluation completed%s", f"; the first error: {failed[0].message}"
                        if failed else "")
-        return OptimizeResult(None, None, optimizer.trials, optimizer, front)
-    if optimizer.is_multi_objective:
-        return OptimizeResult(None, None, optimizer.trials, optimizer, front)
-    best = optimizer.best
-    return OptimizeResult(best[0], best[1], optimizer.trials, optimizer, front)
+        return OptimizeResult(None, None, study.trials, study, front)
+    if study.is_multi_objective:
+        return OptimizeResult(None, None, study.trials, study, front)
+    best = study.best
+    return OptimizeResult(best[0], best[1], study.trials, study, front)
 
 
 def _exception_classes(catch: Any) -> tuple[type[Exception], ...]:
@@ -210,11 +226,11 @@ def _exception_classes(catch: Any) -> tuple[type[Exception], ...]:
     return classes
 
 
-def _progress_summary(optimizer: Optimizer) -> float | str | None:
+def _progress_summary(study: Study) -> float | str | None:
     """What the progress bar shows: the best value, or the Pareto front's size."""
-    if optimizer.is_multi_objective:
-        return f"{len(optimizer.pareto_front)} Pareto-optimal"
-    best = optimizer.best
+    if study.is_multi_objective:
+        return f"{len(study.pareto_front)} Pareto-optimal"
+    best = study.best
     return None if best is None else best[1]
 
 
@@ -222,34 +238,34 @@ class _Loop:
     """Bookkeeping shared by the sequential and the parallel evaluation loops.
 
     The budget is the number of trials in the study: new trials are claimed only while the
-    study holds fewer (:meth:`Optimizer.ask_within`), so several processes running this loop
+    study holds fewer (:meth:`Study.ask_within`), so several processes running this loop
     on one stored study together fill it exactly.
     """
 
-    def __init__(self, optimizer: Optimizer, budget: int, callback, max_failures: int,
+    def __init__(self, study: Study, budget: int, callback, max_failures: int,
                  catch: tuple[type[Exception], ...]):
-        self.optimizer, self.budget = optimizer, budget
+        self.study, self.budget = study, budget
         self.callback, self.max_failures, self.catch = callback, max_failures, catch
         self.failures_in_a_row = 0
         #: the error that ends the run once the running evaluations are stored
         self.stop_error: Exception | None = None
         self.deadline = float("inf")  # time.monotonic() after which nothing new starts
-        self.advance: Callable[[Optimizer], None] = lambda optimizer: None
+        self.advance: Callable[[Study], None] = lambda study: None
 
     @property
     def finished(self) -> int:
-        return self.optimizer.n_finished
+        return self.study.n_finished
 
     def ask(self, count: int) -> list[dict[str, Value]]:
         if time.monotonic() >= self.deadline or self.stop_error is not None:
             return []
-        return self.optimizer.ask_within(count, limit=self.budget)
+        return self.study.ask_within(count, limit=self.budget)
 
     def record(self, params: dict[str, Value], outcome: Callable[[], Any]) -> Trial:
         """Store one finished evaluation first, then report it."""
-        trial = _tell(self.optimizer, params, outcome, self.catch)
+        trial = _tell(self.study, params, outcome, self.catch)
         self.failures_in_a_row = self.failures_in_a_row + 1 if trial.state == "failed" else 0
-        self.advance(self.optimizer)
+        self.advance(self.study)
         if self.callback is not None:
             self.callback(trial)
         if self.failures_in_a_row >= self.max_failures:
@@ -333,14 +349,14 @@ def _raiser(error: Exception) -> Callable[[], Any]:
 _ALWAYS_CAUGHT = (EvaluationProcessDiedError, EvaluationTimeoutError)
 
 
-def _tell(optimizer: Optimizer, params: dict[str, Value], outcome: Callable[[], Any],
+def _tell(study: Study, params: dict[str, Value], outcome: Callable[[], Any],
           catch: tuple[type[Exception], ...] = ()) -> Trial:
     """Tell ``outcome()`` (a value, or an exception) for ``params``; failures are recorded,
     and an exception that ``catch`` does not name is raised after it is stored."""
     try:
         value = outcome()
     except Exception as err:  # the user's objective failed: stored first
-        trial = optimizer.tell_failure(params, f"{type(err).__name__}: {err}")
+        trial = study.tell_failure(params, f"{type(err).__name__}: {err}")
         if isinstance(err, catch + _ALWAYS_CAUGHT):
             return trial
         err.bodi_trial_number = trial.number  # type: ignore[attr-defined]  # for the CLI
@@ -352,23 +368,23 @@ def _tell(optimizer: Optimizer, params: dict[str, Value], outcome: Callable[[], 
     constraints = attrs = None
     if isinstance(value, Outcome):
         value, constraints, attrs = value.value, value.constraints, value.user_attrs
-    elif optimizer.outcome_constraints:
-        return optimizer.tell_failure(params, "the study has outcome constraints: the objective "
+    elif study.outcome_constraints:
+        return study.tell_failure(params, "the study has outcome constraints: the objective "
                                       "must return bodi.Outcome(value, constraints=[...])")
     problem = "None (a missing return?)" if value is None else None
     if problem is None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             try:
-                return optimizer.tell(params, value, constraints=constraints,
+                return study.tell(params, value, constraints=constraints,
                                       user_attrs=attrs)
             except ValueError as err:
                 problem = str(err)
-    trial = optimizer.tell_failure(params, f"invalid objective value: {problem}")
+    trial = study.tell_failure(params, f"invalid objective value: {problem}")
     shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
     raise InvalidObjectiveValueError(
         f"the objective returned {shown} ({type(value).__name__}) for trial #{trial.number}: "
-        f"{problem}. Return a number{' per objective' if optimizer.is_multi_objective else ''}"
+        f"{problem}. Return a number{' per objective' if study.is_multi_objective else ''}"
         "; raise an exception or return float('nan') to mark a failed evaluation")
 
 

@@ -1,9 +1,9 @@
 """Convergence plot of a single study, or its Pareto front (``bodi show``).
 
-Each function takes a study's optimizer or a :class:`bodi.stored_studies.StoredStudy` (what
-``bodi show`` reads, without torch): both have ``trials`` (with ``number``, ``state``,
-``value``, ``values``), ``direction(s)``, ``is_multi_objective``, ``pareto_front`` and
-``study_name``.
+Each function takes an open study (:class:`bodi.Study`) or a
+:class:`bodi.stored_studies.StoredStudy` (what ``bodi show`` reads, without torch): both have
+``trials`` (with ``number``, ``state``, ``value``, ``values``), ``direction(s)``,
+``is_multi_objective``, ``pareto_front`` and ``study_name``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ def study_title(study: Any) -> str:
     """``study 'name': k parameters, n trials, <optimizer>`` for a plot's title."""
     parameters = (study.n_parameters if hasattr(study, "n_parameters")
                   else len(study.space.parameters))
-    optimizer = getattr(study, "optimizer_name", type(study).__name__)
+    optimizer = (study.optimizer_name if hasattr(study, "optimizer_name")
+                 else type(study.optimizer).__name__)
     return (f"study {study.study_name!r}: {parameters} parameters, {len(study.trials)} trials, "
             f"{optimizer}")
 

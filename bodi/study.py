@@ -1,13 +1,12 @@
-"""Studies: the trials of one optimization, where they are stored, and the workers that share
-them.
+"""Studies: an optimizer's trials, where they are stored, and the workers that share them.
 
-A :class:`Study` owns everything about a study but the algorithm: its storage (memory, a SQLite
-file, PostgreSQL), its trials, the claims of its workers (every process or machine with a
-:class:`Study` of the same name is a worker), their heartbeats, the budget, the told values'
-checks, and the best/Pareto views. An optimizer (:class:`bodi.Optimizer`) only suggests points
-from the study's :class:`~bodi.trials.History`; its ``ask``/``tell`` are this class's.
-
-The module also lists, copies and deletes stored studies (``bodi studies``).
+A :class:`Study` (``bodi.create_study(optimizer, storage)``, as Optuna's ``Study(storage,
+sampler)``) owns everything but the algorithm: the storage (memory, a SQLite file,
+PostgreSQL), the trials, the claims of its workers (every process or machine with a
+:class:`Study` of the same name is a worker), their heartbeats, the told values' checks, and
+the best/Pareto views. Its :meth:`Study.ask` hands the optimizer an immutable
+:class:`~bodi.trials.History` and stores the points that
+:meth:`bodi.optimizers.Optimizer.suggest` returns as this worker's pending trials.
 """
 
 from __future__ import annotations
@@ -18,16 +17,17 @@ import json
 import time
 import weakref
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor
 
+from bodi.checks import check_integer
 from bodi.diagnostics import logger
 from bodi.novelty import row_key, row_keys
-from bodi.space import DTYPE, SearchSpace, Value
+from bodi.space import DTYPE, Value
 from bodi.storage import Storage, StudyRecord, TrialRecord, open_storage
 from bodi.storage.urls import mask
 from bodi.stored_studies import check_trial, existing_storage
@@ -47,48 +47,80 @@ from bodi.workers import (
     worker_is_gone,
 )
 
+if TYPE_CHECKING:
+    from bodi.optimizers.base import Optimizer
+
 MAX_CLAIMS = 20  # tries to claim new trials while other workers claim the same points
 
-#: ``suggest(history, n, salt)``: ``n x dim`` canonical new points from ``history``; ``salt``
-#: (a tuple of ints) makes workers that conflicted draw differently
-Suggest = Callable[[History, int, tuple[int, ...]], Tensor]
+
+def create_study(
+    optimizer: Optimizer,
+    storage: str | Path | Storage | None = None,
+    *,
+    study_name: str | None = None,
+    on_pending: str = "reissue",
+    max_attempts: int = 2,
+) -> Study:
+    """A new study of ``optimizer`` in ``storage``, or the stored one of that name (whose
+    optimizer, space, seed and settings must then be the same): see :class:`Study`."""
+    return Study(optimizer, storage, study_name=study_name, on_pending=on_pending,
+                 max_attempts=max_attempts)
 
 
 class Study:
-    """A study in a storage, as one worker sees and changes it.
+    """An optimization in a storage, as one worker sees and changes it.
 
     Args:
-        space: the search space.
-        record: the study's definition (name, optimizer, space, settings, seed, directions):
-            created in the storage if absent; if present, it must match (after
-            ``complete_settings`` fills in settings older studies lack).
-        storage: where the study lives (see :func:`bodi.storage.open_storage`).
-        outcome_constraints: how many constraint values each evaluation reports.
-        on_pending, max_attempts, allow_repeats: see :class:`bodi.Optimizer`.
-        complete_settings: stored settings -> the settings with the defaults of older versions.
+        optimizer: what proposes the points (a :class:`bodi.optimizers.Optimizer`); its class,
+            space, seed, directions and settings define the study.
+        storage: where the study lives: ``None`` (memory), a path (SQLite file), a URL
+            (``sqlite:///path``, ``postgresql://...``) or a :class:`bodi.storage.Storage`. An
+            existing study of the same name is joined; its definition must match.
+        study_name: the study's name in the storage (default ``"default"``).
+        on_pending: what to do with pending trials whose worker is gone (its process ended,
+            or it sent no heartbeat for :func:`bodi.workers.stale_after` seconds):
+            ``"reissue"`` (default; ``ask`` returns them again first) or ``"fail"``. Pending
+            trials of live workers (other processes on the same study) are left to them.
+        max_attempts: a trial is handed out at most this many times: when its evaluation was
+            lost that often (the process evaluating it died, e.g. killed by the configuration
+            itself), it is marked failed instead of being re-issued again.
+
+    Values are stored as the user gave them. Several processes or machines may work on one
+    stored study at once, each with its own :class:`Study` of the same name.
     """
 
     def __init__(
         self,
-        space: SearchSpace,
-        record: StudyRecord,
+        optimizer: Optimizer,
         storage: str | Path | Storage | None = None,
         *,
-        outcome_constraints: int = 0,
+        study_name: str | None = None,
         on_pending: str = "reissue",
         max_attempts: int = 2,
-        allow_repeats: bool = False,
-        complete_settings: Callable[[dict[str, Any]], dict[str, Any]] = dict,
     ) -> None:
-        self.space = space
-        self.record = record
-        self.name = record.name
-        self.directions = tuple(record.directions)
-        self.outcome_constraints = outcome_constraints
+        if not callable(getattr(optimizer, "suggest", None)):
+            raise ValueError("a study needs an optimizer (e.g. bodi.BODi(space)), got "
+                             f"{type(optimizer).__name__}")
+        if on_pending not in ("reissue", "fail"):
+            raise ValueError(f"on_pending must be 'reissue' or 'fail', got {on_pending!r}")
+        check_integer("max_attempts", max_attempts)
+        if study_name is not None and (not isinstance(study_name, str) or not study_name):
+            raise ValueError(f"study_name must be a non-empty string, got {study_name!r}")
+        self.optimizer = optimizer
+        self.space = space = optimizer.space
+        self.study_name = study_name or "default"
+        self.directions = tuple(optimizer.directions)
+        self.outcome_constraints = optimizer.outcome_constraints
         self.on_pending = on_pending
-        self.max_attempts = max_attempts
-        self.allow_repeats = allow_repeats
-        self.trials: list[Trial] = []
+        self.max_attempts = int(max_attempts)
+        self.allow_repeats = optimizer.allow_repeats
+        settings = optimizer.settings()
+        if self.outcome_constraints:  # (absent otherwise, as in studies stored before them)
+            settings = {**settings, "outcome_constraints": self.outcome_constraints}
+        self.record = StudyRecord(self.study_name, type(optimizer).__name__, space.to_dict(),
+                                  json.loads(json.dumps(settings)), optimizer.seed,
+                                  ",".join(self.directions))
+        self._trials: list[Trial] = []
         self._numbers: dict[int, list[int]] = {}  # a point's row_key -> its trials' numbers
         self._points = torch.empty(16, space.dim, dtype=DTYPE)  # rows 0..n-1: the trials' x
         self._cursor = 0
@@ -96,14 +128,21 @@ class Study:
         self.worker = new_worker_name()
         stale_after()  # a bad $BODI_STALE_AFTER is an error before anything is written
         self.storage = open_storage(storage)
-        self._open(complete_settings)
+        self._open()
         register_worker(self.worker, self)
         self._heartbeat = (
-            Heartbeat(self.storage, self.name, self.worker) if self.storage.shared else None
+            Heartbeat(self.storage, self.study_name, self.worker)
+            if self.storage.shared else None
         )
         self._finalizer = weakref.finalize(
-            self, _end_worker, self.storage, self.name, self.worker, self._heartbeat)
+            self, _end_worker, self.storage, self.study_name, self.worker, self._heartbeat)
         self._finalizer.atexit = False  # at exit the process table says the trials are free
+
+    def __enter__(self) -> Study:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def close(self) -> None:
         """End this worker: its pending trials are handed back at once, to be re-issued by
@@ -112,16 +151,19 @@ class Study:
         unregister_worker(self.worker)
         self._finalizer()
 
-    def _open(self, complete_settings: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    def _open(self) -> None:
+        def complete_settings(settings: dict[str, Any]) -> dict[str, Any]:
+            return type(self.optimizer).complete_settings(settings, self.space)
+
         mine = self.record
-        stored = self.storage.get_study(self.name)
+        stored = self.storage.get_study(self.study_name)
         if stored is None:
             try:
                 self.storage.create_study(mine)
-                self.storage.bind_study(self.storage.get_study(self.name))
+                self.storage.bind_study(self.storage.get_study(self.study_name))
                 return
             except ValueError:  # another worker created it just now
-                stored = self.storage.get_study(self.name)
+                stored = self.storage.get_study(self.study_name)
                 if stored is None:
                     raise
         self.storage.bind_study(stored)
@@ -135,7 +177,7 @@ class Study:
         ]
         if different:
             raise ValueError(
-                f"study {self.name!r} in {getattr(self.storage, 'path', 'the storage')} "
+                f"study {self.study_name!r} in {getattr(self.storage, 'path', 'the storage')} "
                 f"was created with other settings ({'; '.join(different[:5])}"
                 f"{'; ...' if len(different) > 5 else ''}); continue it with the settings it "
                 "was created with (bodi.load_study reads them), or choose another study name "
@@ -150,19 +192,19 @@ class Study:
     # ------------------------------------------------------------------ reading
     def refresh(self) -> None:
         """Read the trials that other workers added or changed."""
-        records, self._cursor = self.storage.changes(self.name, self._cursor)
-        known = len(self.trials)
+        records, self._cursor = self.storage.changes(self.study_name, self._cursor)
+        known = len(self._trials)
         for record in records:  # in number order; claims add consecutive numbers atomically
             self._check(record)
-            if record.number < len(self.trials):
-                self.trials[record.number] = self.trials[record.number].updated(record)
+            if record.number < len(self._trials):
+                self._trials[record.number] = self._trials[record.number].updated(record)
             else:
                 trial = Trial.from_record(record)
-                self.trials.append(trial)
+                self._trials.append(trial)
                 if trial.number == len(self._points):  # full: a new buffer, twice as large
                     self._points = torch.cat([self._points, torch.empty_like(self._points)])
                 self._points[trial.number] = trial.x
-        new = self._points[known:len(self.trials)]
+        new = self._points[known:len(self._trials)]
         for number, key in enumerate(row_keys(self.space, new).tolist(), start=known):
             self._numbers.setdefault(key, []).append(number)
         if records:
@@ -171,56 +213,95 @@ class Study:
     def _check(self, record: TrialRecord) -> None:
         """A stored trial that this study cannot hold is one ``ValueError``
         (:func:`bodi.stored_studies.check_trial`)."""
-        check_trial(record, len(self.trials), self.space.dim, len(self.directions),
-                    f"{getattr(self.storage, 'path', 'the storage')}", self.name)
+        check_trial(record, len(self._trials), self.space.dim, len(self.directions),
+                    f"{getattr(self.storage, 'path', 'the storage')}", self.study_name)
 
+    @property
     def history(self) -> History:
         """The trials as they are now (an immutable snapshot; kept until they change)."""
         if self._snapshot is None:  # (trials are immutable: changed ones are replaced)
             self._snapshot = History(self.space, self.directions, self.outcome_constraints,
-                                     tuple(self.trials), self._points[: len(self.trials)])
+                                     tuple(self._trials), self._points[: len(self._trials)])
         return self._snapshot
 
     @property
+    def trials(self) -> list[Trial]:
+        """The trials in number order (as last read: :meth:`refresh` reads the others')."""
+        return list(self._trials)
+
+    @property
+    def direction(self) -> str:
+        """``"minimize"`` or ``"maximize"`` (with several objectives a ``ValueError``; see
+        :attr:`directions`)."""
+        return self.optimizer.direction
+
+    @property
+    def is_multi_objective(self) -> bool:
+        return len(self.directions) > 1
+
+    @property
     def best(self) -> tuple[dict[str, Value], float] | None:
-        return self.history().best
+        """``(params, value)`` of the best feasible completed trial, or ``None`` before any."""
+        return self.history.best
 
     @property
     def pareto_front(self) -> list[Trial]:
-        return self.history().pareto_front
+        """The feasible complete trials no other one dominates, in number order."""
+        return self.history.pareto_front
+
+    @property
+    def n_finished(self) -> int:
+        """Number of complete and failed trials."""
+        return self.history.n_finished
 
     def _stale_pending(self) -> list[Trial]:
         """Pending trials whose worker is gone (see :func:`bodi.workers.worker_is_gone`)."""
-        return [t for t in self.trials if t.state == "pending" and t.worker != self.worker
+        return [t for t in self._trials if t.state == "pending" and t.worker != self.worker
                 and worker_is_gone(t.worker, t.heartbeat)]
 
     def _reclaim(self, trial: Trial, max_attempts: int, message: str) -> bool:
         """Take over a stale pending trial; ``True`` if it is now this worker's to evaluate
         (``False``: failed with ``message`` after ``max_attempts``, or taken by another)."""
-        record = self.storage.reclaim(self.name, trial.record(), self.worker,
+        record = self.storage.reclaim(self.study_name, trial.record(), self.worker,
                                       max_attempts=max_attempts, message=message)
         if record is None:  # another worker was quicker
             self.refresh()
             return False
-        self.trials[trial.number] = trial.updated(record)
+        self._trials[trial.number] = trial.updated(record)
         self._snapshot = None
         return record.state == "pending"
 
     def _save(self, trial: Trial) -> Trial:
         """Commit one trial state change to the storage (and to :attr:`trials`)."""
-        self.storage.put_trial(self.name, trial.record())
-        self.trials[trial.number] = trial
+        self.storage.put_trial(self.study_name, trial.record())
+        self._trials[trial.number] = trial
         self._snapshot = None
         return trial
 
     # ------------------------------------------------------------------ asking
-    def ask(self, count: int, suggest: Suggest, *, limit: int | None = None) -> list[Trial]:
+    def ask(self, n: int | None = None) -> dict[str, Value] | list[dict[str, Value]]:
+        """Propose one configuration (``n=None``) or a list of ``n`` configurations.
+
+        Pending trials whose worker is gone are re-issued first; the others are new trials,
+        never equal to an earlier trial (unless the optimizer's ``allow_repeats``).
+        """
+        count = 1 if n is None else n
+        check_integer("n", count)
+        configs = self.ask_within(int(count), limit=None)
+        return configs[0] if n is None else configs
+
+    def ask_within(self, count: int, *, limit: int | None) -> list[dict[str, Value]]:
+        """Up to ``count`` configurations such that the study holds at most ``limit`` trials
+        (``None``: no limit); an empty list when the study is full."""
+        return [dict(t.params) for t in self.ask_trials(count, limit=limit)]
+
+    def ask_trials(self, count: int, *, limit: int | None = None) -> list[Trial]:
         """Up to ``count`` trials to evaluate now, this worker's, such that the study holds at
         most ``limit`` trials (``None``: no limit); an empty list when it is full.
 
-        Waiting and lost trials (their worker is gone) come first; then new points from
-        ``suggest``, claimed in one transaction that sees the other workers' trials. When
-        another worker claimed one of them first, the trials are re-read and ``suggest`` is
+        Waiting and lost trials (their worker is gone) come first; then new points from the
+        optimizer, claimed in one transaction that sees the other workers' trials. When
+        another worker claimed one of them first, the trials are re-read and the optimizer is
         asked again with a salt of this worker's (workers with one seed would otherwise propose
         the same points again and again)."""
         self.refresh()
@@ -234,15 +315,15 @@ class Study:
                 f"its evaluation was lost {trial.attempts} time(s) (the evaluating process "
                 "ended without a result); not re-issued again"
             )):
-                trials.append(self.trials[trial.number])
+                trials.append(self._trials[trial.number])
         for attempt in range(MAX_CLAIMS):
             salt = () if attempt == 0 else (attempt, zlib.crc32(self.worker.encode()))
             new = count - len(trials)
             if limit is not None:
-                new = min(new, limit - len(self.trials))
+                new = min(new, limit - len(self._trials))
             if new <= 0:
                 break
-            claimed = self._claim(new, limit, suggest, salt)
+            claimed = self._claim(new, limit, salt)
             if claimed is not None:
                 trials += claimed
                 break
@@ -251,12 +332,12 @@ class Study:
                                "workers kept claiming the same configurations")
         return trials
 
-    def _claim(self, new: int, limit: int | None, suggest: Suggest,
-               salt: tuple[int, ...]) -> list[Trial] | None:
+    def _claim(self, new: int, limit: int | None, salt: tuple[int, ...]
+               ) -> list[Trial] | None:
         """Suggest ``new`` points and store them as this worker's pending trials (``None``:
         another worker claimed one of them first; the trials are then re-read)."""
         start = time.perf_counter()
-        X = suggest(self.history(), new, salt)
+        X = self.optimizer.suggest(self.history, new, salt=salt)
         seconds = (time.perf_counter() - start) / new
         now = time.time()
         records = [
@@ -265,13 +346,13 @@ class Study:
             for x, params in zip(X, self.space.decode(X), strict=True)
         ]
         stored = self.storage.add_trials(  # committed before the points are handed out
-            self.name, records, known=len(self.trials),
+            self.study_name, records, known=len(self._trials),
             identity=None if self.allow_repeats else self._identity, limit=limit,
         )
         self.refresh()
         if stored is None:
             return None
-        return [self.trials[r.number] for r in stored]
+        return [self._trials[r.number] for r in stored]
 
     # ------------------------------------------------------------------ telling
     def tell(
@@ -281,8 +362,16 @@ class Study:
         constraints: Sequence[float] | Sequence[Sequence[float]] | None = None,
         user_attrs: Mapping[str, Any] | None = None,
     ) -> Trial | list[Trial]:
-        """Record the value of one configuration, or of a list of them (see
-        :meth:`bodi.Optimizer.tell`); returns the trial(s)."""
+        """Record the value of one configuration, or of a list of them; returns the trial(s).
+
+        A value of ``None``, NaN or +-inf marks the trial as failed: it is excluded from the
+        model and never proposed again. A value of any other non-numeric type is an error.
+        With several objectives a value is a sequence of one number per objective (a ``None``,
+        NaN or inf among them marks the trial as failed). With outcome constraints,
+        ``constraints`` gives each configuration's constraint values (one sequence of ``c``
+        numbers per configuration); a non-finite one marks the trial as failed. ``user_attrs``
+        (JSON values by name) are stored with each told trial.
+        """
         attrs = check_user_attrs(user_attrs)
         single = isinstance(params, Mapping)
         if single:
@@ -322,9 +411,9 @@ class Study:
     def set_user_attr(self, number: int, key: str, value: Any) -> Trial:
         """Store ``value`` (JSON) as the user attribute ``key`` of trial ``number``."""
         self.refresh()
-        if not 0 <= number < len(self.trials):
-            raise ValueError(f"no trial #{number} (the study has {len(self.trials)})")
-        trial = self.trials[number]
+        if not 0 <= number < len(self._trials):
+            raise ValueError(f"no trial #{number} (the study has {len(self._trials)})")
+        trial = self._trials[number]
         return self._save(dataclasses.replace(
             trial, user_attrs={**trial.user_attrs, **check_user_attrs({key: value})}))
 
@@ -338,9 +427,9 @@ class Study:
         if not self.allow_repeats and row_key(self.space, x) in self._numbers:
             raise ValueError(f"{dict(params)} is already a trial of the study")
         record = Trial(-1, self.space.decode(x.unsqueeze(0))[0], x.clone(), attempts=0).record()
-        (stored,) = self.storage.add_trials(self.name, [record], known=len(self.trials))
+        (stored,) = self.storage.add_trials(self.study_name, [record], known=len(self._trials))
         self.refresh()
-        return self.trials[stored.number]
+        return self._trials[stored.number]
 
     def add_trials_from(self, source: str | Path | Storage, study_name: str | None = None
                         ) -> list[int]:
@@ -352,7 +441,7 @@ class Study:
         Returns the numbers of the new trials."""
         store = existing_storage(source, read_only=True)
         names = store.study_names()
-        name = study_name or (names[0] if len(names) == 1 else self.name)
+        name = study_name or (names[0] if len(names) == 1 else self.study_name)
         record = store.get_study(name)
         where = getattr(store, "path", source)
         if record is None:
@@ -395,11 +484,19 @@ class Study:
         failed = [dataclasses.replace(
             t, user_attrs={**t.user_attrs, "failed_before": t.message}, state="pending",
             message=None, worker=None, heartbeat=None, attempts=0, started=None, finished=None,
-        ) for t in self.trials if t.state == "failed"]
-        self.storage.put_trials(self.name, [t.record() for t in failed])
+        ) for t in self._trials if t.state == "failed"]
+        self.storage.put_trials(self.study_name, [t.record() for t in failed])
         self._snapshot = None
         self.refresh()
         return [t.number for t in failed]
+
+    def trials_dataframe(self) -> Any:
+        """The trials as a ``pandas.DataFrame`` (columns as Optuna's ``trials_dataframe``:
+        ``number``, ``state``, ``value``, ``params_<name>``, ``user_attrs_<key>``, ...;
+        :mod:`bodi.export`)."""
+        from bodi.export import trials_dataframe
+
+        return trials_dataframe(self)
 
     def _check_constraints(self, constraints: Any, n: int, single: bool) -> list[Any]:
         """``n`` checked lists of constraint values (``None``: a non-finite one)."""
@@ -429,9 +526,9 @@ class Study:
     def _record(self, x: Tensor, value: float | list[float] | None,
                 message: str | None, constraints: list[float] | None = None,
                 user_attrs: dict[str, Any] | None = None) -> Trial:
-        self.storage.check_bound(self.name)  # a deleted study's trials are no late tells
+        self.storage.check_bound(self.study_name)  # a deleted study's trials are no late tells
         self.refresh()
-        same = [self.trials[i] for i in self._numbers.get(row_key(self.space, x), [])]
+        same = [self._trials[i] for i in self._numbers.get(row_key(self.space, x), [])]
         pending = [t for t in same if t.state == "pending"]
         # this worker's own trial first, then one another worker holds
         pending.sort(key=lambda t: t.worker != self.worker)
@@ -463,9 +560,9 @@ class Study:
         now = time.time()
         record = Trial(-1, params, x.clone(), worker=self.worker, heartbeat=now,
                        started=now).record()
-        (stored,) = self.storage.add_trials(self.name, [record], known=len(self.trials))
+        (stored,) = self.storage.add_trials(self.study_name, [record], known=len(self._trials))
         self.refresh()
-        return self.trials[stored.number]
+        return self._trials[stored.number]
 
 
 def _storable(message: str | None) -> str | None:

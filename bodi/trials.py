@@ -52,7 +52,7 @@ class Trial:
     values: list[float] | None = None
     #: the outcome-constraint values of a complete trial, ``None`` without outcome constraints
     constraints: list[float] | None = None
-    #: the user's attributes (JSON values by name): :meth:`bodi.Optimizer.set_user_attr`, or
+    #: the user's attributes (JSON values by name): :meth:`bodi.Study.set_user_attr`, or
     #: ``bodi.Outcome(value, user_attrs={...})`` from the objective
     user_attrs: dict[str, Any] = field(default_factory=dict)
     #: when the trial was handed out for evaluation and when its result was stored (seconds
@@ -63,7 +63,7 @@ class Trial:
     @property
     def waiting(self) -> bool:
         """Whether the trial waits to be evaluated (enqueued, or a failed trial put back by
-        :meth:`bodi.Optimizer.retry_failed`): pending, held by no worker, never handed out."""
+        :meth:`bodi.Study.retry_failed`): pending, held by no worker, never handed out."""
         return self.state == "pending" and self.worker is None and self.attempts == 0
 
     @property

@@ -5,7 +5,7 @@ process table the pid belongs to, :func:`_process_table`; ``start``: when its pr
 so that a reused process id is not taken for it). The pending trials it hands out carry its
 name and a heartbeat time that a daemon thread refreshes every :func:`heartbeat_interval`
 seconds while the optimizer lives. Another worker takes a pending trial over
-(:meth:`bodi.optimizers.Optimizer.ask`) only when its worker is gone:
+(:meth:`bodi.study.Study.ask`) only when its worker is gone:
 
 * on the same host (the same process table), its process no longer runs; while it runs, its
   trials stay its own however long its objective holds the interpreter (a pure-Python loop that
@@ -16,7 +16,7 @@ seconds while the optimizer lives. Another worker takes a pending trial over
 * on another host, its heartbeat is older than :func:`stale_after` seconds (60, or
   ``$BODI_STALE_AFTER``; a worker beats at least three times within it). If it tells its
   value late, after another worker took the trial over, no second trial is added for the
-  configuration (:meth:`bodi.optimizers.Optimizer.tell`).
+  configuration (:meth:`bodi.study.Study.tell`).
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ import pytest
 
 import bodi
 from bodi.space import Binary, Categorical, Continuous, SearchSpace
+from bodi.study import create_study
 
 SPACE = SearchSpace([Binary(f"b{i}") for i in range(8)] + [Continuous("u", 0.0, 1.0)])
 SMALL = {"dictionary_size": 16, "num_restarts": 4, "raw_samples": 128, "n_init": 5}
@@ -33,13 +34,13 @@ def test_an_int_beyond_the_float_range_is_a_failed_trial_not_a_crash():
         return 10**400 if len(calls) == 3 else ones(params)
 
     result = bodi.minimize(f, SPACE, budget=8, seed=0, **SMALL)
-    states = [t.state for t in result.history]
+    states = [t.state for t in result.trials]
     assert states.count("failed") == 1 and states[2] == "failed"
-    assert "objective returned" in result.history[2].message
-    assert all(t.state != "pending" for t in result.history)
-    opt = bodi.RandomSearch(SPACE)
+    assert "objective returned" in result.trials[2].message
+    assert all(t.state != "pending" for t in result.trials)
+    study = create_study(bodi.RandomSearch(SPACE))
     with pytest.warns(UserWarning, match="1329-bit integer\\) is beyond the float range"):
-        assert opt.tell(opt.ask(), 10**400).state == "failed"
+        assert study.tell(study.ask(), 10**400).state == "failed"
 
 
 @pytest.mark.parametrize("huge", [1e160, -1e300, 1.7e308])
@@ -51,9 +52,9 @@ def test_huge_finite_values_do_not_break_later_suggestions(huge):
         return huge if len(calls) in (2, 7) else ones(params)
 
     result = bodi.minimize(f, SPACE, budget=14, seed=0, **SMALL)
-    assert [t.state for t in result.history].count("complete") == 14
-    assert len({json.dumps(t.params, sort_keys=True) for t in result.history}) == 14
-    assert result.best_value == min(huge, min(t.value for t in result.history))
+    assert [t.state for t in result.trials].count("complete") == 14
+    assert len({json.dumps(t.params, sort_keys=True) for t in result.trials}) == 14
+    assert result.best_value == min(huge, min(t.value for t in result.trials))
 
 
 @pytest.mark.parametrize(
@@ -62,12 +63,26 @@ def test_huge_finite_values_do_not_break_later_suggestions(huge):
         ({"num_restarts": 0}, "num_restarts must be a positive integer"),
         ({"num_restarts": -3}, "num_restarts must be a positive integer"),
         ({"raw_samples": 0}, "raw_samples must be a positive integer"),
-        ({"max_attempts": 0}, "max_attempts must be a positive integer"),
     ],
 )
 def test_bad_options_are_refused_at_construction(options, message):
     with pytest.raises(ValueError, match=message):
         bodi.BODi(SPACE, **options)
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"max_attempts": 0}, "max_attempts must be a positive integer"),
+        ({"on_pending": "keep"}, "on_pending must be 'reissue' or 'fail'"),
+        ({"study_name": ""}, "study_name must be a non-empty string"),
+    ],
+)
+def test_bad_study_options_are_refused(options, message):
+    with pytest.raises(ValueError, match=message):
+        bodi.create_study(bodi.RandomSearch(SPACE), **options)
+    with pytest.raises(ValueError, match="a study needs an optimizer"):
+        bodi.create_study(SPACE)
 
 
 OBJECTIVE = """
@@ -151,11 +166,11 @@ def test_numerical_warnings_are_gathered_not_flooded(caplog):
     assert noisy == []
     summaries = [r for r in caplog.records if "numerical warning" in r.getMessage()]
     assert len(summaries) <= 1
-    assert result.optimizer.numerical_warnings >= 0
+    assert result.study.optimizer.numerical_warnings >= 0
 
 
 def test_categorical_values_outside_the_choices_are_refused_when_told():
     space = SearchSpace([Categorical("c", ["a", "b"]), Binary("x")])
-    opt = bodi.RandomSearch(space)
+    study = create_study(bodi.RandomSearch(space))
     with pytest.raises(ValueError, match="c"):
-        opt.tell({"c": "z", "x": True}, 1.0)
+        study.tell({"c": "z", "x": True}, 1.0)

@@ -24,6 +24,7 @@ from bodi.neighbours import nearby_new_point
 from bodi.novelty import SearchSpaceExhaustedError
 from bodi.optimizers.registry import make_optimizer
 from bodi.space import Binary, Categorical, Continuous, Integer
+from bodi.study import create_study
 
 SMALL = {"dictionary_size": 16, "num_restarts": 4, "raw_samples": 128}
 FEATURES = [f"f{i}" for i in range(20)]
@@ -101,7 +102,7 @@ def test_a_constraint_set_no_configuration_satisfies_is_an_error():
     with pytest.raises(InfeasibleConstraintsError, match="no configuration satisfying"):
         never.sample(3)
     with pytest.raises(InfeasibleConstraintsError):
-        RandomSearch(never, seed=0).ask()
+        create_study(RandomSearch(never, seed=0)).ask()
 
 
 def test_a_predicate_that_raises_or_returns_a_non_bool_is_named_in_the_error():
@@ -206,13 +207,14 @@ def test_no_method_ever_suggests_an_infeasible_configuration(method):
         return -sum(params[n] for n in FEATURES) - params["k"] - (params["c"] == "a")
 
     options = SMALL if method == "bodi" else {}
-    opt = make_optimizer(method, space, seed=0, direction="minimize", n_init=4, budget=16,
-                         **options)
+    study = create_study(
+        make_optimizer(method, space, seed=0, direction="minimize", n_init=4, budget=16, **options)
+    )
     for _ in range(6):
-        batch = opt.ask(2)
+        batch = study.ask(2)
         assert not violations(space, batch)
-        opt.tell(batch, [objective(p) for p in batch])
-    assert min(t.value for t in opt.trials) >= -6  # the constrained optimum is -5 - 1
+        study.tell(batch, [objective(p) for p in batch])
+    assert min(t.value for t in study.trials) >= -6  # the constrained optimum is -5 - 1
 
 
 def test_bodi_finds_the_constrained_optimum_of_a_feature_selection_problem():
@@ -223,7 +225,7 @@ def test_bodi_finds_the_constrained_optimum_of_a_feature_selection_problem():
     # Hamming kernel) ends at -19 on this seed (at -21 with the defaults)
     result = bodi.minimize(lambda p: -sum(weights[n] * p[n] for n in FEATURES), space,
                            budget=30, seed=0, n_init=8)
-    assert not violations(space, [t.params for t in result.history])
+    assert not violations(space, [t.params for t in result.trials])
     assert result.best_value <= -20  # the optimum is -22
 
 
@@ -234,26 +236,28 @@ def not_f0_with_a_free(params) -> bool:
 def test_a_small_constrained_space_is_exhausted_cleanly():
     space = SearchSpace([Binary("a"), Binary("b"), Binary("c")],
                         [LinearConstraint({"a": 1, "b": 1, "c": 1}, upper=1)])  # 4 configs
-    opt = RandomSearch(space, seed=0)
-    configs = opt.ask(4)
+    study = create_study(RandomSearch(space, seed=0))
+    configs = study.ask(4)
     assert len({tuple(p.values()) for p in configs}) == 4
     with pytest.raises(SearchSpaceExhaustedError):
-        opt.ask()
+        study.ask()
 
 
 def test_a_constrained_study_resumes_and_a_predicate_study_needs_its_space(tmp_path):
     path = tmp_path / "study.db"
     linear = SearchSpace([Binary(n) for n in FEATURES], [at_most(3)])
-    first = BODi(linear, seed=0, n_init=4, storage=path, study_name="lin", **SMALL)
+    first = create_study(BODi(linear, seed=0, n_init=4, **SMALL), storage=path, study_name="lin")
     first.tell(first.ask(4), [0.0, 1.0, 2.0, 3.0])
     again = bodi.load_study(path, "lin")
     assert again.space == linear and not violations(linear, again.ask(2))
 
     space = mixed_space()
-    BODi(space, seed=0, n_init=4, storage=SQLiteStorage(path), study_name="pred", **SMALL).ask()
+    create_study(
+        BODi(space, seed=0, n_init=4, **SMALL), storage=SQLiteStorage(path), study_name="pred"
+    ).ask()
     with pytest.raises(ValueError, match="Python predicate"):
         bodi.load_study(path, "pred")
-    resumed = BODi(space, seed=0, n_init=4, storage=path, study_name="pred", **SMALL)
+    resumed = create_study(BODi(space, seed=0, n_init=4, **SMALL), storage=path, study_name="pred")
     assert len(resumed.trials) == 1
 
 

@@ -15,6 +15,7 @@ from bodi.hed.kernel import HammingEmbeddingKernel
 from bodi.optimizers import make_optimizer
 from bodi.optimizers.training_data import squash_outcomes
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
+from bodi.study import create_study
 
 MIXED = SearchSpace(
     [Binary(f"b{i}") for i in range(8)]
@@ -67,47 +68,55 @@ def test_cuda_without_a_gpu_is_a_clear_error():
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_bodi_models_in_the_asked_dtype_and_keeps_the_search_exact(dtype):
-    opt = _run(bodi.BODi(MIXED, seed=1, dtype=dtype, **FAST), 10)
-    assert opt.dtype == dtype and opt.device == torch.device("cpu")
-    assert _model_dtypes(opt.model) == {dtype}
+    opt = _run(create_study(bodi.BODi(MIXED, seed=1, dtype=dtype, **FAST)), 10)
+    assert opt.optimizer.dtype == dtype and opt.optimizer.device == torch.device("cpu")
+    assert _model_dtypes(opt.optimizer.model) == {dtype}
     # the HED factor, wherever the fit put it (beside a first-order term or not)
-    hed = [k for k in opt.model.covar_module.modules() if isinstance(k, HammingEmbeddingKernel)]
+    hed = [
+        k
+        for k in opt.optimizer.model.covar_module.modules()
+        if isinstance(k, HammingEmbeddingKernel)
+    ]
     assert hed[0].projection.dtype == dtype
-    X = opt.X_completed  # every stored point is canonical float64 and distinct
+    X = opt.history.X_completed  # every stored point is canonical float64 and distinct
     assert X.dtype == torch.float64
     assert torch.equal(MIXED.round(X), X)
     assert len({tuple(row.tolist()) for row in X}) == len(X)
     with torch.no_grad():  # the fit is sound: its mean follows the data it was fitted to
-        mean = opt.model.posterior(opt.model.train_inputs[0].unsqueeze(-2)).mean.reshape(-1)
-    targets = opt.model.outcome_transform.untransform(opt.model.train_targets.unsqueeze(-1))[0]
+        mean = opt.optimizer.model.posterior(
+            opt.optimizer.model.train_inputs[0].unsqueeze(-2)
+        ).mean.reshape(-1)
+    targets = opt.optimizer.model.outcome_transform.untransform(
+        opt.optimizer.model.train_targets.unsqueeze(-1)
+    )[0]
     assert torch.corrcoef(torch.stack([mean, targets.reshape(-1)]))[0, 1] > 0.9
 
 
 def test_float32_and_float64_runs_are_each_reproducible_and_the_dtype_is_stored(tmp_path):
     path = tmp_path / "study.db"
-    first = _run(bodi.BODi(MIXED, seed=3, dtype="float32", storage=path, **FAST), 9)
-    again = _run(bodi.BODi(MIXED, seed=3, dtype="float32", **FAST), 9)
+    first = _run(create_study(bodi.BODi(MIXED, seed=3, dtype="float32", **FAST), storage=path), 9)
+    again = _run(create_study(bodi.BODi(MIXED, seed=3, dtype="float32", **FAST)), 9)
     assert [t.params for t in first.trials] == [t.params for t in again.trials]
     with sqlite3.connect(path) as db:
         (settings,) = db.execute("SELECT settings FROM studies").fetchone()
     assert json.loads(settings)["dtype"] == "float32"
     loaded = bodi.load_study(path, device="cpu")
-    assert loaded.dtype == torch.float32
+    assert loaded.optimizer.dtype == torch.float32
     assert loaded.ask() == again.ask()
     with pytest.raises(ValueError, match=r"settings\.dtype: stored 'float32', given 'float64'"):
-        bodi.BODi(MIXED, seed=3, storage=path, **FAST)  # float64 on a float32 study
+        create_study(bodi.BODi(MIXED, seed=3, **FAST), storage=path)  # float64 on a float32 study
 
 
 def test_a_study_without_a_stored_dtype_runs_in_float64(tmp_path):
     path = tmp_path / "study.db"
-    _run(bodi.BODi(MIXED, seed=0, storage=path, **FAST), 7)
+    _run(create_study(bodi.BODi(MIXED, seed=0, **FAST), storage=path), 7)
     forget_settings(path, "dtype")
-    assert bodi.load_study(path).dtype == torch.float64
+    assert bodi.load_study(path).optimizer.dtype == torch.float64
 
 
 def test_device_is_only_for_gp_optimizers(tmp_path):
     path = tmp_path / "study.db"
-    _run(bodi.RandomSearch(MIXED, seed=0, storage=path), 2)
+    _run(create_study(bodi.RandomSearch(MIXED, seed=0), storage=path), 2)
     with pytest.raises(ValueError, match="no model device"):
         bodi.load_study(path, device="cpu")
     # a benchmark's --device reaches the GP methods and leaves the others alone
@@ -121,16 +130,16 @@ def test_device_is_only_for_gp_optimizers(tmp_path):
 @pytest.mark.parametrize("cls", [CASMOPOLITAN, COMBO, BoTorchMixed])
 def test_gp_baselines_model_in_float32(cls):
     options = {"n_init": 6, "num_restarts": 2, "raw_samples": 64}
-    opt = _run(cls(MIXED, seed=0, dtype=torch.float32, **options), 8)
-    assert _model_dtypes(opt.model) == {torch.float32}
+    opt = _run(create_study(cls(MIXED, seed=0, dtype=torch.float32, **options)), 8)
+    assert _model_dtypes(opt.optimizer.model) == {torch.float32}
     assert len({tuple(t.x.tolist()) for t in opt.trials}) == 8
 
 
 def test_on_model_device_casts_inputs_values_gradients_and_pending_points():
     from botorch.acquisition import LogExpectedImprovement, qLogNoisyExpectedImprovement
 
-    opt = _run(bodi.BODi(MIXED, seed=2, dtype=torch.float32, **FAST), 8)
-    model = opt.model
+    opt = _run(create_study(bodi.BODi(MIXED, seed=2, dtype=torch.float32, **FAST)), 8)
+    model = opt.optimizer.model
     inner = LogExpectedImprovement(model, best_f=model.train_targets.max())
     wrapped = OnModelDevice(inner, torch.device("cpu"), torch.float32)
     X = MIXED.sample(5, generator=torch.Generator().manual_seed(0)).unsqueeze(-2)
@@ -161,22 +170,28 @@ def test_squashing_huge_values_depends_on_the_model_precision():
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_bodi_on_cuda_and_the_study_resumes_on_the_cpu(tmp_path, dtype):
     path = tmp_path / "study.db"
-    opt = _run(bodi.BODi(MIXED, seed=4, device="cuda", dtype=dtype, storage=path, **FAST), 9)
-    assert opt.model.train_inputs[0].device.type == "cuda"
-    assert all(b.device.type == "cuda" for b in opt.model.buffers())
+    opt = _run(
+        create_study(bodi.BODi(MIXED, seed=4, device="cuda", dtype=dtype, **FAST), storage=path), 9
+    )
+    assert opt.optimizer.model.train_inputs[0].device.type == "cuda"
+    assert all(b.device.type == "cuda" for b in opt.optimizer.model.buffers())
     assert all(t.x.device.type == "cpu" for t in opt.trials)
     on_cpu = bodi.load_study(path)  # the device is not part of the study
-    assert on_cpu.device == torch.device("cpu") and on_cpu.dtype == dtype
+    assert on_cpu.optimizer.device == torch.device("cpu") and on_cpu.optimizer.dtype == dtype
     _run(on_cpu, 2)
     assert len({tuple(t.x.tolist()) for t in on_cpu.trials}) == 11
     back = bodi.load_study(path, device="cuda")
     _run(back, 1)
-    assert back.model.train_inputs[0].device.type == "cuda"
+    assert back.optimizer.model.train_inputs[0].device.type == "cuda"
 
 
 @CUDA
 def test_gp_baselines_on_cuda():
     for cls in (CASMOPOLITAN, COMBO, BoTorchMixed):
-        opt = _run(cls(MIXED, seed=0, device="cuda", n_init=6, num_restarts=2,
-                       raw_samples=64), 7)
-        assert opt.model.train_inputs[0].device.type == "cuda"
+        opt = _run(
+            create_study(
+                cls(MIXED, seed=0, device="cuda", n_init=6, num_restarts=2, raw_samples=64)
+            ),
+            7,
+        )
+        assert opt.optimizer.model.train_inputs[0].device.type == "cuda"

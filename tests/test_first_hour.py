@@ -12,6 +12,7 @@ from bodi.cli import main
 from bodi.optimize import InvalidObjectiveValueError
 from bodi.progress import PlainProgress, ProgressBars
 from bodi.space import Binary, Categorical, SearchSpace
+from bodi.study import create_study
 
 SPACE = SearchSpace([Binary(f"b{i}") for i in range(5)] + [Categorical("c", ["x", "y", "z"])])
 SMALL = {"dictionary_size": 8, "num_restarts": 2, "raw_samples": 64, "n_init": 4}
@@ -114,20 +115,20 @@ def test_a_value_that_is_no_number_stops_the_run_at_once(bad):
         calls.append(params)
         return value(params) if len(calls) < 3 else bad
 
-    opt = bodi.BODi(SPACE, seed=0, **SMALL)
+    study = create_study(bodi.BODi(SPACE, seed=0, **SMALL))
     with pytest.raises(InvalidObjectiveValueError, match=r"trial #2.*Return a number"):
-        bodi.minimize(objective, SPACE, budget=10, optimizer=opt)
+        bodi.minimize(objective, SPACE, budget=10, study=study)
     assert len(calls) == 3
-    assert [t.state for t in opt.trials] == ["complete", "complete", "failed"]
-    assert "invalid objective value" in opt.trials[2].message
+    assert [t.state for t in study.trials] == ["complete", "complete", "failed"]
+    assert "invalid objective value" in study.trials[2].message
 
 
 def test_time_limit_for_the_whole_run_and_the_old_timeout_keyword():
     result = bodi.minimize(value, SPACE, budget=50, seed=0, time_limit=1e-9, **SMALL)
-    assert len(result.history) <= 1
+    assert len(result.trials) <= 1
     with pytest.warns(DeprecationWarning, match="evaluation_timeout"):
         result = bodi.minimize(value, SPACE, budget=4, seed=0, timeout=60, **SMALL)
-    assert len(result.history) == 4
+    assert len(result.trials) == 4
     with pytest.raises(ValueError, match="time_limit"):
         bodi.minimize(value, SPACE, budget=4, time_limit=-1)
 
@@ -138,14 +139,14 @@ def test_every_evaluation_failing_still_returns_the_result():
 
     result = bodi.minimize(broken, SPACE, budget=3, seed=0, catch=RuntimeError, **SMALL)
     assert result.best_value is None and result.best_params is None
-    assert [t.state for t in result.history] == ["failed"] * 3
-    assert "no licence" in result.history[0].message
+    assert [t.state for t in result.trials] == ["failed"] * 3
+    assert "no licence" in result.trials[0].message
 
 
 def test_the_result_prints_short():
     result = bodi.minimize(value, SPACE, budget=30, seed=0, **SMALL)
     text = repr(result)
-    assert len(text) < 400 and "history=30 trials (30 complete)" in text
+    assert len(text) < 400 and "trials=30 (30 complete)" in text
     assert f"best_value={result.best_value!r}" in text and math.isfinite(result.best_value)
 
 
@@ -178,33 +179,33 @@ def test_retry_failed_trials_puts_them_back_first(tmp_path):
     storage = tmp_path / "study.db"
     result = bodi.minimize(flaky, SPACE, budget=6, seed=0, storage=storage, catch=RuntimeError,
                            **SMALL)
-    failed = [t for t in result.history if t.state == "failed"]
+    failed = [t for t in result.trials if t.state == "failed"]
     assert [t.number for t in failed] == [1, 2]
-    opt = bodi.load_study(storage)
-    assert opt.retry_failed() == [1, 2]
-    assert all(opt.trials[n].waiting for n in (1, 2))
-    result = bodi.minimize(flaky, SPACE, budget=6, optimizer=opt)
-    assert [t.state for t in result.history] == ["complete"] * 6
+    study = bodi.load_study(storage)
+    assert study.retry_failed() == [1, 2]
+    assert all(study.trials[n].waiting for n in (1, 2))
+    result = bodi.minimize(flaky, SPACE, budget=6, study=study)
+    assert [t.state for t in result.trials] == ["complete"] * 6
     assert calls[6:] == [t.params for t in failed]  # evaluated again, nothing new
-    assert result.history[1].user_attrs["failed_before"].endswith("licence server down")
+    assert result.trials[1].user_attrs["failed_before"].endswith("licence server down")
 
 
 def test_enqueue_user_attrs_and_the_trials_table(tmp_path):
     storage = tmp_path / "study.db"
-    opt = bodi.BODi(SPACE, seed=0, storage=storage, **SMALL)
+    study = create_study(bodi.BODi(SPACE, seed=0, **SMALL), storage=storage)
     wanted = {**{f"b{i}": False for i in range(5)}, "c": "y"}
-    assert opt.enqueue(wanted).waiting
+    assert study.enqueue(wanted).waiting
     with pytest.raises(ValueError, match="already a trial"):
-        opt.enqueue(wanted)
+        study.enqueue(wanted)
 
     def objective(params):
         return bodi.Outcome(value(params), user_attrs={"seconds": 1.5, "note": "ok"})
 
-    result = bodi.minimize(objective, SPACE, budget=5, optimizer=opt)
-    assert result.history[0].params == wanted and result.best_value == 0.0
-    opt.set_user_attr(0, "reviewed", True)
+    result = bodi.minimize(objective, SPACE, budget=5, study=study)
+    assert result.trials[0].params == wanted and result.best_value == 0.0
+    study.set_user_attr(0, "reviewed", True)
     with pytest.raises(ValueError, match="JSON"):
-        opt.set_user_attr(0, "bad", object())
+        study.set_user_attr(0, "bad", object())
     again = bodi.load_study(storage)
     assert again.trials[0].user_attrs == {"seconds": 1.5, "note": "ok", "reviewed": True}
     frame = again.trials_dataframe()
@@ -254,7 +255,7 @@ def test_the_convergence_plot_steps_and_says_what_it_shows():
     from bodi.plots import convergence_figure
 
     result = bodi.minimize(value, SPACE, budget=8, seed=0, **SMALL)
-    figure = convergence_figure(result.optimizer)
+    figure = convergence_figure(result.study)
     ax = figure.axes[0]
     assert ax.get_title() == "study 'default': 6 parameters, 8 trials, BODi"
     (best,) = [line for line in ax.get_lines() if line.get_label() == "best so far"]
@@ -326,11 +327,11 @@ def test_a_study_starts_from_an_earlier_studys_trials_in_a_wider_space(tmp_path,
                         + [Categorical("c", ["x", "y", "z", "w"])])
     result = bodi.minimize(value, wider, budget=9, seed=1, storage=tmp_path / "new.db",
                            start_from=old, **SMALL)
-    copied = result.history[:6]
-    assert [t.params for t in copied] == [t.params for t in first.history]
-    assert [t.value for t in copied] == [t.value for t in first.history]
+    copied = result.trials[:6]
+    assert [t.params for t in copied] == [t.params for t in first.trials]
+    assert [t.value for t in copied] == [t.value for t in first.trials]
     assert all(t.user_attrs["copied_from"].endswith(f"#{k}") for k, t in enumerate(copied))
-    assert len(result.history) == 9  # the copies count toward the budget
+    assert len(result.trials) == 9  # the copies count toward the budget
     again = bodi.load_study(tmp_path / "new.db")
     assert again.add_trials_from(old) == []  # idempotent
     narrower = SearchSpace([Binary(f"b{i}") for i in range(5)] + [Categorical("c", ["w", "v"])])

@@ -13,6 +13,7 @@ from bodi.initial_design import DESIGNS, initial_design
 from bodi.problems import get_problem
 from bodi.problems.shifted import Shift
 from bodi.space import Binary, Categorical, Continuous, SearchSpace
+from bodi.study import create_study
 
 SPACE = SearchSpace([Binary(f"b{i}") for i in range(30)] + [Continuous("u", 0, 1)])
 
@@ -23,9 +24,9 @@ def test_each_kind_is_seeded_and_is_what_bodi_asks_first(kind):
     assert torch.equal(design, initial_design(SPACE, 40, seed=7, kind=kind))
     assert not torch.equal(design, initial_design(SPACE, 40, seed=8, kind=kind))
     assert len({tuple(row) for row in design.tolist()}) == 40
-    opt = bodi.BODi(SPACE, seed=7, n_init=40, design=kind)
-    assert torch.equal(SPACE.encode(opt.ask(40)), design)
-    assert opt.settings()["design"] == kind
+    study = create_study(bodi.BODi(SPACE, seed=7, n_init=40, design=kind))
+    assert torch.equal(SPACE.encode(study.ask(40)), design)
+    assert study.optimizer.settings()["design"] == kind
 
 
 def test_sparsity_design_covers_all_sparsity_levels_and_uniform_is_bernoulli_half():
@@ -59,14 +60,16 @@ def test_unknown_design_is_refused():
 
 def test_a_study_stored_before_the_design_option_keeps_the_sparsity_design(tmp_path):
     path = tmp_path / "study.db"
-    opt = bodi.BODi(SPACE, storage=path, n_init=6, design="sparsity", dictionary_size=8)
+    study = create_study(
+        bodi.BODi(SPACE, n_init=6, design="sparsity", dictionary_size=8), storage=path
+    )
     for _ in range(3):
-        x = opt.ask()
-        opt.tell(x, float(sum(x[f"b{i}"] for i in range(30))))
+        x = study.ask()
+        study.tell(x, float(sum(x[f"b{i}"] for i in range(30))))
     forget_settings(path, "design")
     loaded = bodi.load_study(path)
-    assert loaded.design == "sparsity"
-    assert torch.equal(loaded._design, initial_design(SPACE, 6, 0, "sparsity"))
+    assert loaded.optimizer.design == "sparsity"
+    assert torch.equal(loaded.optimizer._design, initial_design(SPACE, 6, 0, "sparsity"))
 
 
 def test_benchmark_records_its_design_and_refuses_to_mix_designs(tmp_path):

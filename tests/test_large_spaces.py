@@ -36,14 +36,14 @@ def test_cardinalities_are_exact_integers_at_any_size():
 def test_minimize_on_4096_binary_parameters():
     space = SearchSpace([Binary(f"b{i}") for i in range(4096)])
     result = bodi.minimize(count_true, space, budget=25, optimizer=QuickBODi(space, **QUICK))
-    assert len(result.history) == 25 and all(t.state == "complete" for t in result.history)
-    assert len({tuple(t.params.values()) for t in result.history}) == 25
+    assert len(result.trials) == 25 and all(t.state == "complete" for t in result.trials)
+    assert len({tuple(t.params.values()) for t in result.trials}) == 25
 
 
 def test_minimize_on_300_categoricals_with_20_choices():
     space = SearchSpace([Categorical(f"c{i}", [f"v{j}" for j in range(20)]) for i in range(300)])
     result = bodi.minimize(count_true, space, budget=25, optimizer=QuickBODi(space, **QUICK))
-    assert len(result.history) == 25 and all(t.state == "complete" for t in result.history)
+    assert len(result.trials) == 25 and all(t.state == "complete" for t in result.trials)
 
 
 SPACE_1024 = SearchSpace([Binary(f"b{i}") for i in range(1024)])
@@ -60,4 +60,4 @@ def test_every_optimizer_runs_on_a_large_binary_space(method):
     space = SPACE_1024 if method != "smac" else SearchSpace([Binary(f"b{i}") for i in range(256)])
     opt = make_optimizer(method + options, space, seed=0, direction="minimize", n_init=4)
     result = bodi.minimize(count_true, space, budget=5, optimizer=opt)  # 1 model-based
-    assert [t.state for t in result.history] == ["complete"] * 5
+    assert [t.state for t in result.trials] == ["complete"] * 5

@@ -6,6 +6,7 @@ import pytest
 
 import bodi
 from bodi.space import Binary, Continuous, SearchSpace
+from bodi.study import create_study
 
 SPACE = SearchSpace([Binary(f"b{i}") for i in range(8)] + [Continuous("u", -1.0, 1.0)])
 
@@ -18,10 +19,10 @@ def test_result_fields_and_callback():
     finished = []
     result = bodi.minimize(objective, SPACE, budget=14, seed=0, n_init=8,
                            callback=finished.append)
-    assert len(result.history) == len(finished) == 14
+    assert len(result.trials) == len(finished) == 14
     assert result.best_value == min(result.values)
     assert objective(result.best_params) == pytest.approx(result.best_value)
-    assert result.optimizer.best == (result.best_params, result.best_value)
+    assert result.study.best == (result.best_params, result.best_value)
 
 
 def test_failures_are_recorded_and_the_budget_is_completed():
@@ -39,12 +40,12 @@ def test_failures_are_recorded_and_the_budget_is_completed():
         return objective(c)
 
     result = bodi.minimize(flaky, SPACE, budget=16, seed=1, n_init=6, catch=RuntimeError)
-    states = [t.state for t in result.history]
+    states = [t.state for t in result.trials]
     assert len(states) == 16 and states.count("failed") == 12
-    messages = [t.message for t in result.history if t.state == "failed"]
+    messages = [t.message for t in result.trials if t.state == "failed"]
     assert any("simulator crashed" in m for m in messages)
     assert any("nan" in m for m in messages) and any("inf" in m for m in messages)
-    assert result.best_value == min(t.value for t in result.history if t.state == "complete")
+    assert result.best_value == min(t.value for t in result.trials if t.state == "complete")
 
 
 def test_consecutive_failures_stop_with_a_clear_message():
@@ -89,10 +90,10 @@ def test_in_parallel_the_running_evaluations_are_stored_before_the_error_is_rais
         time.sleep(0.2)
         return objective(c)
 
-    opt = bodi.RandomSearch(SPACE, seed=0)
+    study = create_study(bodi.RandomSearch(SPACE, seed=0))
     with pytest.raises(ZeroDivisionError):
-        bodi.minimize(f, SPACE, budget=12, optimizer=opt, n_workers=3)
-    states = [t.state for t in opt.trials]
+        bodi.minimize(f, SPACE, budget=12, study=study, n_workers=3)
+    states = [t.state for t in study.trials]
     assert states.count("failed") == 1 and "pending" not in states
     assert states.count("complete") == 2  # the two that were running, none started after
 
@@ -111,7 +112,7 @@ def test_timeouts_and_dead_processes_are_failed_trials_whatever_catch_names():
 
     result = bodi.minimize(f, SPACE, budget=8, optimizer=bodi.RandomSearch(SPACE, seed=0),
                            executor="process", evaluation_timeout=2.0, n_workers=4)
-    messages = [t.message for t in result.history if t.state == "failed"]
+    messages = [t.message for t in result.trials if t.state == "failed"]
     assert any("process died" in m for m in messages)
     assert any("time limit" in m for m in messages)
 
@@ -157,7 +158,7 @@ def test_parallel_workers_overlap_and_never_evaluate_a_point_twice():
                            n_init=16, n_workers=4)
     assert 2 <= peak[0] <= 4
     assert len(log) == len(set(log)) == 16
-    assert len(result.history) == 16
+    assert len(result.trials) == 16
     # with the model in the loop, pending points keep the suggestions apart as well
     log.clear()
     result = bodi.minimize(lambda c: f(c) + (c["c"] == "x"), space, budget=14, seed=1,
@@ -178,8 +179,8 @@ def test_timeout_marks_slow_evaluations_failed_and_continues():
 
     result = bodi.minimize(slow_sometimes, SPACE, budget=9, seed=0, n_init=9,
                            evaluation_timeout=0.5)
-    failed = [t for t in result.history if t.state == "failed"]
-    assert len(result.history) == 9 and len(failed) == 3
+    failed = [t for t in result.trials if t.state == "failed"]
+    assert len(result.trials) == 9 and len(failed) == 3
     assert all("time limit of 0.5 s" in t.message for t in failed)
 
 
@@ -191,10 +192,10 @@ def test_dask_client_and_process_pool_executors():
                       dashboard_address=None) as cluster, Client(cluster) as client:
         result = bodi.minimize(objective, SPACE, budget=6, seed=0, n_init=6, n_workers=2,
                                executor=client)
-    assert len(result.history) == 6 and result.best_value == min(result.values)
+    assert len(result.trials) == 6 and result.best_value == min(result.values)
     result = bodi.minimize(objective, SPACE, budget=4, seed=0, n_init=4, n_workers=2,
                            executor="process")
-    assert len(result.history) == 4
+    assert len(result.trials) == 4
     with pytest.raises(ValueError, match="executor"):
         bodi.minimize(objective, SPACE, budget=2, n_workers=2, executor="gpu")
 
@@ -202,5 +203,5 @@ def test_dask_client_and_process_pool_executors():
 def test_progress_bar_runs_to_the_budget(capsys):
     opt = bodi.RandomSearch(SPACE, seed=0)
     result = bodi.minimize(objective, SPACE, budget=6, optimizer=opt, progress=True)
-    assert len(result.history) == 6
+    assert len(result.trials) == 6
     assert "6/6" in capsys.readouterr().out

@@ -9,6 +9,7 @@ import torch
 import bodi
 from bodi.novelty import SeenConfigurations, row_key, row_keys
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
+from bodi.study import create_study
 
 SPACE = SearchSpace([Binary("b"), Categorical("c", ["x", "y", "z"]), Integer("k", 0, 9),
                      Continuous("u", -1.0, 1.0)])
@@ -28,13 +29,13 @@ def test_equal_configurations_have_equal_keys_and_other_ones_other_keys():
 def test_the_study_and_its_storage_claims_compare_configurations_by_their_key(tmp_path):
     """A configuration enqueued twice is refused, and a worker's suggestion that another
     worker stored first is not claimed twice: both by :func:`row_key`."""
-    opt = bodi.RandomSearch(SPACE, seed=0, storage=tmp_path / "s.db")
-    x = opt.ask()
-    other = bodi.RandomSearch(SPACE, seed=0, storage=tmp_path / "s.db")
+    study = create_study(bodi.RandomSearch(SPACE, seed=0), storage=tmp_path / "s.db")
+    x = study.ask()
+    other = create_study(bodi.RandomSearch(SPACE, seed=0), storage=tmp_path / "s.db")
     assert other.ask() != x  # the same seed suggests x first: it is taken, so another one
-    opt.tell(x, 1.0)
+    study.tell(x, 1.0)
     with pytest.raises(ValueError, match="already a trial"):
-        opt.enqueue(x)
+        study.enqueue(x)
 
 
 def test_configurations_are_identified_in_one_place():

@@ -11,6 +11,7 @@ from bodi import Outcome
 from bodi.optimizers.registry import make_optimizer
 from bodi.optimizers.training_data import penalize_infeasible
 from bodi.space import Binary, SearchSpace
+from bodi.study import create_study
 
 SMALL = {"dictionary_size": 16, "num_restarts": 2, "raw_samples": 64, "n_init": 6}
 SPACE = SearchSpace([Binary(f"b{i}") for i in range(10)])
@@ -26,15 +27,15 @@ def heavy_but_few(params):
 def test_bodi_finds_the_best_feasible_point_and_reports_only_feasible_ones():
     result = bodi.minimize(heavy_but_few, SPACE, budget=16, seed=0, outcome_constraints=1,
                            **SMALL)
-    assert any(not t.feasible for t in result.history)  # the design has infeasible points
-    best = min((t for t in result.history if t.feasible), key=lambda t: t.value)
+    assert any(not t.feasible for t in result.trials)  # the design has infeasible points
+    best = min((t for t in result.trials if t.feasible), key=lambda t: t.value)
     assert result.best_value == best.value and result.best_params == best.params
     assert sum(result.best_params.values()) <= 3
     # near the constrained optimum -27 (random search with the same seed: -20; seeds 0-4 of
     # random search: -20, -18, -12, -18, -25)
     assert result.best_value <= -24
-    opt = result.optimizer
-    assert opt.C_completed.shape == (16, 1)
+    opt = result.study
+    assert opt.history.C_completed.shape == (16, 1)
     acq = _acquisition(opt)
     assert isinstance(acq, qLogNoisyExpectedImprovement) and acq._constraints
 
@@ -67,7 +68,7 @@ def test_several_objectives_with_a_constraint_use_constrained_qlognehvi():
     result = bodi.minimize(f, SPACE, budget=10, directions=["maximize", "minimize"],
                            outcome_constraints=1, **SMALL)
     assert result.pareto_front and all(t.feasible for t in result.pareto_front)
-    acq = _acquisition(result.optimizer)
+    acq = _acquisition(result.study)
     assert isinstance(acq, qLogNoisyExpectedHypervolumeImprovement) and acq.constraints
 
 
@@ -76,27 +77,27 @@ def test_baselines_take_outcome_constraints(method):
     opt = make_optimizer(method, SPACE, seed=0, direction="minimize", n_init=6,
                          outcome_constraints=1)
     result = bodi.minimize(heavy_but_few, SPACE, budget=14, optimizer=opt)
-    assert all(t.constraints is not None for t in result.history)
+    assert all(t.constraints is not None for t in result.trials)
     assert result.best_value is None or sum(result.best_params.values()) <= 3
 
 
 def test_tell_checks_constraint_values():
-    opt = bodi.BODi(SPACE, outcome_constraints=2, **SMALL)
-    x = opt.ask()
+    study = create_study(bodi.BODi(SPACE, outcome_constraints=2, **SMALL))
+    x = study.ask()
     with pytest.raises(ValueError, match="tell their values"):
-        opt.tell(x, 1.0)
+        study.tell(x, 1.0)
     with pytest.raises(ValueError, match="sequence of 2"):
-        opt.tell(x, 1.0, constraints=[1.0])
+        study.tell(x, 1.0, constraints=[1.0])
     with pytest.warns(UserWarning):
-        trial = opt.tell(x, 1.0, constraints=[0.0, float("inf")])
+        trial = study.tell(x, 1.0, constraints=[0.0, float("inf")])
     assert trial.state == "failed"
-    y = opt.ask()
-    trial = opt.tell(y, 2.0, constraints=[0.0, -1.0])
+    y = study.ask()
+    trial = study.tell(y, 2.0, constraints=[0.0, -1.0])
     assert trial.feasible and trial.constraints == [0.0, -1.0]
-    z = opt.ask()
-    assert not opt.tell(z, 0.5, constraints=[0.1, -1.0]).feasible
-    assert opt.best[1] == 2.0  # the better value 0.5 is infeasible
-    plain = bodi.BODi(SPACE, **SMALL)
+    z = study.ask()
+    assert not study.tell(z, 0.5, constraints=[0.1, -1.0]).feasible
+    assert study.best[1] == 2.0  # the better value 0.5 is infeasible
+    plain = create_study(bodi.BODi(SPACE, **SMALL))
     with pytest.raises(ValueError, match="no outcome constraints"):
         plain.tell(plain.ask(), 1.0, constraints=[0.0])
     with pytest.raises(ValueError, match="does not take outcome constraints"):
@@ -106,11 +107,11 @@ def test_tell_checks_constraint_values():
 
 
 def test_an_objective_without_an_outcome_is_a_failed_trial():
-    opt = bodi.RandomSearch(SPACE, outcome_constraints=1)
+    study = create_study(bodi.RandomSearch(SPACE, outcome_constraints=1))
     with pytest.raises(RuntimeError, match="failed in a row"):
-        bodi.minimize(lambda p: 1.0, SPACE, budget=5, optimizer=opt,
+        bodi.minimize(lambda p: 1.0, SPACE, budget=5, study=study,
                       max_consecutive_failures=3)
-    assert "bodi.Outcome" in opt.trials[0].message
+    assert "bodi.Outcome" in study.trials[0].message
 
 
 def test_penalize_infeasible_ranks_feasible_first_then_by_violation():
@@ -126,11 +127,13 @@ def test_a_constrained_study_is_stored_and_resumed(tmp_path):
                           storage=path, **SMALL)
     study = bodi.load_study(path)
     assert study.outcome_constraints == 1
-    assert [t.constraints for t in study.trials] == [t.constraints for t in first.history]
+    assert [t.constraints for t in study.trials] == [t.constraints for t in first.trials]
     with pytest.raises(ValueError, match=r"settings\.outcome_constraints: stored 1, given None"):
-        bodi.BODi(SPACE, storage=path, **SMALL)  # the same study without its constraints
-    more = bodi.minimize(heavy_but_few, SPACE, budget=10, optimizer=study)
-    assert len(more.history) == 10 and all(t.constraints for t in more.history)
+        create_study(
+            bodi.BODi(SPACE, **SMALL), storage=path
+        )  # the same study without its constraints
+    more = bodi.minimize(heavy_but_few, SPACE, budget=10, study=study)
+    assert len(more.trials) == 10 and all(t.constraints for t in more.trials)
 
 
 def test_bodi_run_with_outcome_constraints(tmp_path, capsys):

@@ -27,6 +27,7 @@ from bodi.pareto import (
 from bodi.space import Binary, Categorical, SearchSpace
 from bodi.storage import VERSION as STORAGE_VERSION
 from bodi.storage import SQLiteStorage
+from bodi.study import create_study
 
 SMALL = {"dictionary_size": 16, "num_restarts": 2, "raw_samples": 64, "n_init": 6}
 SPACE = SearchSpace([Binary(f"b{i}") for i in range(8)] + [Categorical("c", ["x", "y", "z"])])
@@ -46,36 +47,36 @@ def test_minimize_returns_the_pareto_front_of_its_trials():
     assert result.best_params is None and result.best_value is None
     assert all(len(v) == 2 for v in result.values)
     front = result.pareto_front
-    values = [t.objective_values for t in result.history]
+    values = [t.objective_values for t in result.trials]
     brute = [v for v in values
              if not any(all(w[i] <= v[i] for i in range(2)) and w != v for w in values)]
     assert sorted(t.objective_values for t in front) == sorted(brute)
     assert all(t.params and t.values == error_and_cost(t.params) for t in front)
     # the model is one GP per objective, the acquisition qLogNEHVI
-    assert isinstance(result.optimizer.model, ModelList)
-    assert len(result.optimizer.model.models) == 2
+    assert isinstance(result.study.optimizer.model, ModelList)
+    assert len(result.study.optimizer.model.models) == 2
 
 
 def test_the_same_seed_gives_the_same_study():
     runs = [bodi.minimize(error_and_cost, SPACE, budget=8, seed=3,
                           directions=["minimize", "maximize"], **SMALL) for _ in range(2)]
-    assert [t.params for t in runs[0].history] == [t.params for t in runs[1].history]
+    assert [t.params for t in runs[0].trials] == [t.params for t in runs[1].trials]
 
 
 def test_tell_checks_the_number_of_values_and_fails_non_finite_ones():
-    opt = bodi.BODi(SPACE, directions=["minimize", "minimize"], **SMALL)
-    x = opt.ask()
+    study = create_study(bodi.BODi(SPACE, directions=["minimize", "minimize"], **SMALL))
+    x = study.ask()
     with pytest.raises(ValueError, match="2 objectives"):
-        opt.tell(x, 1.0)
+        study.tell(x, 1.0)
     with pytest.raises(ValueError, match="got 3 values"):
-        opt.tell(x, [1.0, 2.0, 3.0])
+        study.tell(x, [1.0, 2.0, 3.0])
     with pytest.warns(UserWarning):
-        trial = opt.tell(x, [1.0, float("nan")])
+        trial = study.tell(x, [1.0, float("nan")])
     assert trial.state == "failed" and trial.objective_values is None
-    y = opt.ask()
-    assert opt.tell(y, torch.tensor([1.0, 2.0])).values == [1.0, 2.0]
+    y = study.ask()
+    assert study.tell(y, torch.tensor([1.0, 2.0])).values == [1.0, 2.0]
     with pytest.raises(ValueError, match="no single best"):
-        opt.best  # noqa: B018
+        study.best  # noqa: B018
 
 
 def test_options_are_checked():
@@ -100,28 +101,37 @@ def test_a_known_objective_is_computed_exactly():
     def cost(params):
         return float(sum(int(params[f"b{i}"]) for i in range(8)))
 
-    opt = bodi.BODi(SPACE, directions=["minimize", "minimize"], known_objectives={1: cost},
-                    ref_point=[10.0, 9.0], **SMALL)
+    study = create_study(
+        bodi.BODi(
+            SPACE,
+            directions=["minimize", "minimize"],
+            known_objectives={1: cost},
+            ref_point=[10.0, 9.0],
+            **SMALL,
+        )
+    )
     for _ in range(8):
-        x = opt.ask()
-        opt.tell(x, error_and_cost(x))
-    _, cost_model = opt.model.models
+        x = study.ask()
+        study.tell(x, error_and_cost(x))
+    _, cost_model = study.optimizer.model.models
     assert isinstance(cost_model, GenericDeterministicModel)
     X = SPACE.sample(5, generator=torch.Generator().manual_seed(0))
     expected = torch.tensor([-cost(p) for p in SPACE.decode(X)], dtype=torch.float64)
     assert torch.equal(cost_model.posterior(X).mean.squeeze(-1), expected)
-    assert opt.settings()["ref_point"] == [10.0, 9.0]
+    assert study.optimizer.settings()["ref_point"] == [10.0, 9.0]
 
 
 @pytest.mark.parametrize("method", ["random", "tpe", "nsga2"])
 def test_baselines_with_several_objectives(method):
-    opt = make_optimizer(method, SPACE, seed=0, direction="minimize,minimize", n_init=6)
+    study = create_study(
+        make_optimizer(method, SPACE, seed=0, direction="minimize,minimize", n_init=6)
+    )
     for _ in range(10):
-        x = opt.ask()
-        opt.tell(x, error_and_cost(x))
-    keys = [tuple(t.params.values()) for t in opt.trials]
-    assert len(set(keys)) == 10 and all(t.state == "complete" for t in opt.trials)
-    assert opt.pareto_front
+        x = study.ask()
+        study.tell(x, error_and_cost(x))
+    keys = [tuple(t.params.values()) for t in study.trials]
+    assert len(set(keys)) == 10 and all(t.state == "complete" for t in study.trials)
+    assert study.pareto_front
 
 
 def test_nsga2_breeds_from_the_generations():
@@ -135,11 +145,13 @@ def test_nsga2_breeds_from_the_generations():
 
     fronts = {}
     for method in ("nsga2", "random"):
-        opt = make_optimizer(method, space, seed=1, direction="minimize,minimize", n_init=10)
+        study = create_study(
+            make_optimizer(method, space, seed=1, direction="minimize,minimize", n_init=10)
+        )
         for _ in range(10 * 8):
-            x = opt.ask()
-            opt.tell(x, f(x))
-        fronts[method] = hypervolume(opt.Y_completed, torch.tensor([-30.0, -30.0]))
+            x = study.ask()
+            study.tell(x, f(x))
+        fronts[method] = hypervolume(study.history.Y_completed, torch.tensor([-30.0, -30.0]))
     assert fronts["nsga2"] > fronts["random"]
 
 
@@ -168,7 +180,7 @@ def test_the_chebyshev_utility_picks_pareto_points():
 def test_parallel_workers_with_several_objectives():
     result = bodi.minimize(error_and_cost, SPACE, budget=9, seed=0, n_workers=2,
                            directions=["minimize", "minimize"], **SMALL)
-    assert sum(t.state == "complete" for t in result.history) == 9
+    assert sum(t.state == "complete" for t in result.trials) == 9
     assert result.pareto_front
 
 
@@ -246,12 +258,15 @@ def _complete(path):
 
 def test_a_known_weighted_sum_of_binary_parameters_is_one_matrix_product():
     weights = {f"b{i}": 0.5 * i for i in range(8)}
-    opt = bodi.BODi(SPACE, directions=["minimize", "minimize"], known_objectives={1: weights},
-                    **SMALL)
+    study = create_study(
+        bodi.BODi(
+            SPACE, directions=["minimize", "minimize"], known_objectives={1: weights}, **SMALL
+        )
+    )
     for _ in range(7):
-        x = opt.ask()
-        opt.tell(x, error_and_cost(x))
-    _, cost_model = opt.model.models
+        x = study.ask()
+        study.tell(x, error_and_cost(x))
+    _, cost_model = study.optimizer.model.models
     X = SPACE.sample(5, generator=torch.Generator().manual_seed(1))
     expected = [-sum(w for name, w in weights.items() if p[name]) for p in SPACE.decode(X)]
     assert cost_model.posterior(X).mean.squeeze(-1).tolist() == pytest.approx(expected)

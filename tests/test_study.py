@@ -37,11 +37,14 @@ def test_a_bench_step_suggests_without_a_study(no_study):
     assert len(history) == 5 and len({str(e.params) for e in history}) == 5
 
 
-def test_an_ask_tell_study_is_its_optimizers_study(tmp_path):
-    opt = bodi.RandomSearch(bodi.SearchSpace([bodi.Binary("a"), bodi.Binary("b")]),
-                            storage=tmp_path / "s.db", study_name="s")
-    assert isinstance(opt.study, bodi.Study) and opt.study.name == "s"
-    x = opt.ask()
-    opt.tell(x, 1.0)
-    assert opt.study.history().best == (x, 1.0) == opt.best
-    opt.close()
+def test_a_study_holds_its_optimizer_and_asks_it_for_points(tmp_path):
+    optimizer = bodi.RandomSearch(bodi.SearchSpace([bodi.Binary("a"), bodi.Binary("b")]))
+    study = bodi.create_study(optimizer, storage=tmp_path / "s.db", study_name="s")
+    assert isinstance(study, bodi.Study) and study.optimizer is optimizer
+    assert study.study_name == "s" and study.space is optimizer.space
+    x = study.ask()
+    study.tell(x, 1.0)
+    assert study.history.best == (x, 1.0) == study.best
+    study.close()
+    again = bodi.load_study(tmp_path / "s.db")
+    assert type(again.optimizer) is bodi.RandomSearch and again.trials[0].params == x

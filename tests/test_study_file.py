@@ -12,6 +12,7 @@ import bodi
 from bodi.cli import main
 from bodi.export import export_to_optuna, trial_rows
 from bodi.space import Binary, SearchSpace
+from bodi.study import create_study
 
 SPACE = SearchSpace([Binary(f"b{i}") for i in range(6)])
 SMALL = {"dictionary_size": 8, "num_restarts": 2, "raw_samples": 32, "n_init": 3}
@@ -23,7 +24,7 @@ def ones(params):
 
 def _study(path, budget=5):
     result = bodi.minimize(ones, SPACE, budget=budget, seed=0, storage=path, **SMALL)
-    return result.optimizer
+    return result.study
 
 
 def test_a_copy_of_the_db_file_alone_holds_every_told_trial(tmp_path):
@@ -45,10 +46,10 @@ def test_show_writes_nothing_and_works_on_a_read_only_file(tmp_path, capsys):
     try:
         assert main(["show", str(path), "--plot", str(tmp_path / "x.png"), "--json"]) == 0
         assert '"number": 4' in capsys.readouterr().out
-        opt = bodi.load_study(path, read_only=True)
-        assert len(opt.trials) == 5
+        study = bodi.load_study(path, read_only=True)
+        assert len(study.trials) == 5
         with pytest.raises(ValueError, match="read-only"):
-            opt.ask()
+            study.ask()
     finally:
         os.chmod(tmp_path, stat.S_IRWXU)
         os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
@@ -142,7 +143,7 @@ def test_database_errors_become_one_line_that_says_what_to_do():
 def test_trials_carry_their_start_and_finish_times_into_every_table(tmp_path):
     optuna = pytest.importorskip("optuna")
     before = time.time()
-    opt = bodi.RandomSearch(SPACE, seed=0, storage=tmp_path / "s.db")
+    opt = create_study(bodi.RandomSearch(SPACE, seed=0), storage=tmp_path / "s.db")
     for k in range(3):
         params = opt.ask()
         time.sleep(0.05)
@@ -166,9 +167,9 @@ def test_trials_carry_their_start_and_finish_times_into_every_table(tmp_path):
 
 def test_a_study_file_of_the_format_before_trial_times_is_read_and_upgraded(tmp_path):
     path = tmp_path / "old.db"
-    opt = bodi.RandomSearch(SPACE, seed=0, storage=path)
-    opt.tell(opt.ask(), 1.0)
-    opt.close()
+    study = create_study(bodi.RandomSearch(SPACE, seed=0), storage=path)
+    study.tell(study.ask(), 1.0)
+    study.close()
     with sqlite3.connect(path) as db:  # as bodi's format 4 wrote it
         db.execute("ALTER TABLE trials DROP COLUMN started")
         db.execute("ALTER TABLE trials DROP COLUMN finished")

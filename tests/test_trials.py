@@ -8,6 +8,7 @@ import torch
 
 import bodi
 from bodi.optimizers import make_optimizer
+from bodi.study import create_study
 from bodi.trials import History
 
 SPACE = bodi.SearchSpace([bodi.Binary(f"b{i}") for i in range(10)]
@@ -43,11 +44,11 @@ def test_constraints_and_several_objectives():
 
 
 def test_a_snapshot_does_not_change_when_the_study_does():
-    opt = bodi.RandomSearch(SPACE, seed=0)
-    x = opt.ask()
-    snapshot = opt.history
-    opt.tell(x, 1.0)
-    assert snapshot[0].state == "pending" and opt.history[0].state == "complete"
+    study = create_study(bodi.RandomSearch(SPACE, seed=0))
+    x = study.ask()
+    snapshot = study.history
+    study.tell(x, 1.0)
+    assert snapshot[0].state == "pending" and study.history[0].state == "complete"
     with pytest.raises(AttributeError):
         snapshot.trials = ()
 
@@ -59,7 +60,9 @@ def test_suggest_from_a_history_equals_ask_after_the_same_tells(method):
     kwargs = {"num_restarts": 2, "raw_samples": 64} if method in ("bodi", "casmopolitan") else {}
     if method == "bodi":
         kwargs["dictionary_size"] = 8
-    study = make_optimizer(method, SPACE, seed=4, direction="minimize", n_init=4, **kwargs)
+    study = create_study(
+        make_optimizer(method, SPACE, seed=4, direction="minimize", n_init=4, **kwargs)
+    )
     observed = []
     for _ in range(7):
         x = study.ask()
@@ -70,7 +73,7 @@ def test_suggest_from_a_history_equals_ask_after_the_same_tells(method):
     history = History.from_observations(SPACE, ["minimize"], completed=observed)
     X = algorithm.suggest(history, 1)
     assert SPACE.decode(X)[0] == asked
-    assert algorithm._study is None  # no storage, no trials of its own, nothing replayed
+    assert not hasattr(algorithm, "ask")  # no storage, no trials of its own, nothing replayed
 
 
 def test_suggest_never_returns_a_trial_of_the_history():

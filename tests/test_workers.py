@@ -120,16 +120,16 @@ def test_isolated_evaluations_record_a_dead_process_as_a_failed_trial(tmp_path):
 
 def test_stale_pending_trials_are_reissued_live_ones_are_left_alone():
     storage = InMemoryStorage()
-    opt = bodi.RandomSearch(SPACE, seed=0, storage=storage)
-    live, dead = opt.ask(2)
+    study = bodi.create_study(bodi.RandomSearch(SPACE, seed=0), storage=storage)
+    live, dead = study.ask(2)
     # make the first look like another process's (alive: fresh heartbeat on another host),
     # the second like a worker on another host that stopped beating
     for number, worker, beat in ((0, "elsewhere:1:a", time.time()),
                                  (1, "elsewhere:2:b", time.time() - 2 * STALE_AFTER)):
-        record = opt.trials[number].record()
+        record = study.trials[number].record()
         storage.put_trial("default", TrialRecord(**{**record.__dict__, "worker": worker,
                                                     "heartbeat": beat}))
-    other = bodi.RandomSearch(SPACE, seed=0, storage=storage)
+    other = bodi.create_study(bodi.RandomSearch(SPACE, seed=0), storage=storage)
     assert other.ask() == dead  # re-issued
     assert other.trials[1].attempts == 2 and other.trials[1].worker == other.worker
     assert other.ask() not in (live, dead)  # the live one is not taken over
@@ -185,8 +185,10 @@ def test_a_study_file_of_format_version_1_is_upgraded_and_resumed(tmp_path):
 @pytest.mark.parametrize("storage", ["memory", "sqlite"])
 def test_claims_see_the_other_workers_trials(tmp_path, storage):
     store = InMemoryStorage() if storage == "memory" else tmp_path / "s.db"
-    a = bodi.RandomSearch(SPACE, seed=0, storage=store)
-    b = bodi.RandomSearch(SPACE, seed=0, storage=a.storage if storage == "memory" else store)
+    a = bodi.create_study(bodi.RandomSearch(SPACE, seed=0), storage=store)
+    b = bodi.create_study(
+        bodi.RandomSearch(SPACE, seed=0), storage=a.storage if storage == "memory" else store
+    )
     # the same seed and the same trial count: both suggest the same first point
     first = a.ask()
     second = b.ask()
@@ -248,13 +250,13 @@ def test_a_worker_that_holds_the_gil_or_is_stopped_keeps_its_trial(tmp_path, bac
 
 def test_a_late_tell_adds_no_second_trial():
     storage = InMemoryStorage()
-    slow = bodi.RandomSearch(SPACE, seed=0, storage=storage)
+    slow = bodi.create_study(bodi.RandomSearch(SPACE, seed=0), storage=storage)
     x = slow.ask()
     slow.close()  # as if its lease ran out: the trial is handed back
-    fast = bodi.RandomSearch(SPACE, seed=0, storage=storage)
+    fast = bodi.create_study(bodi.RandomSearch(SPACE, seed=0), storage=storage)
     assert fast.ask() == x
     fast.tell(x, 1.0)
-    late = bodi.RandomSearch(SPACE, seed=0, storage=storage)
+    late = bodi.create_study(bodi.RandomSearch(SPACE, seed=0), storage=storage)
     trial = late.tell(x, 2.0)  # the first worker's value, after the other told it
     assert trial.value == 1.0 and len(late.trials) == 1
 
@@ -272,8 +274,9 @@ def test_workers_with_one_seed_resolve_their_conflicting_claims(tmp_path):
     """Eight processes with the same seed propose the same point at the same moment; after a
     conflict each draws differently, so none gives up (it did after 20 conflicts)."""
     path = tmp_path / "study.db"
-    bodi.RandomSearch(SearchSpace([Binary(f"b{i}") for i in range(30)]), seed=0,
-                      storage=path).close()
+    bodi.create_study(
+        bodi.RandomSearch(SearchSpace([Binary(f"b{i}") for i in range(30)]), seed=0), storage=path
+    ).close()
     procs = [subprocess.Popen([sys.executable, "-c", RANDOM_WORKER, str(path), "400"],
                               stderr=subprocess.PIPE, text=True) for _ in range(8)]
     for proc in procs:

@@ -41,8 +41,8 @@ class SimulatedAnnealing(ModelBasedOptimizer):
     generator seeded by ``(seed, k)``, so a resumed or rebuilt optimizer continues exactly.
 
     Args:
-        space, seed, direction, storage, study_name, on_pending, max_attempts,
-            allow_repeats: see :class:`bodi.optimizers.Optimizer`.
+        space, seed, direction, directions, outcome_constraints, allow_repeats:
+            see :class:`bodi.optimizers.Optimizer`.
         n_init: size of the shared initial design (``0``: the first point is uniform).
         init_temp, cooling, step, tolerance: as above (MCBO's defaults).
     """

@@ -247,8 +247,8 @@ class Bounce(Optimizer):
     """Bounce behind bodi's ask/tell interface (see the module docstring for the algorithm).
 
     Args:
-        space, seed, direction, storage, study_name, on_pending, max_attempts,
-            allow_repeats: see :class:`bodi.optimizers.Optimizer`.
+        space, seed, direction, directions, outcome_constraints, allow_repeats:
+            see :class:`bodi.optimizers.Optimizer`.
         budget: the evaluations Bounce plans its stages for (``maximum_number_evaluations``;
             ``bodi bench`` passes its ``--budget``).
         n_init: Bounce's initial points per (re)start (5).

@@ -42,8 +42,8 @@ class GeneticAlgorithm(ModelBasedOptimizer):
     left (asynchronous workers), the rest are uniform samples.
 
     Args:
-        space, seed, direction, storage, study_name, on_pending, max_attempts,
-            allow_repeats: see :class:`bodi.optimizers.Optimizer`.
+        space, seed, direction, directions, outcome_constraints, allow_repeats:
+            see :class:`bodi.optimizers.Optimizer`.
         n_init: size of the shared initial design.
         pop_size: population size (MCBO: 50).
     """

@@ -46,8 +46,8 @@ class NGOpt(Optimizer):
     of the trials before it (not told if there is none); a pending one is asked and not told.
 
     Args:
-        space, seed, direction, storage, study_name, on_pending, max_attempts,
-            allow_repeats: see :class:`bodi.optimizers.Optimizer`.
+        space, seed, direction, directions, outcome_constraints, allow_repeats:
+            see :class:`bodi.optimizers.Optimizer`.
         budget: the number of evaluations NGOpt plans for (it chooses its algorithm by it);
             ``bodi bench`` passes its ``--budget``. ``None``: NGOpt's choice for an unknown
             budget.

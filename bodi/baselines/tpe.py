@@ -55,7 +55,7 @@ class TPE(ModelBasedOptimizer):
     up to :data:`ASK_RETRIES` times, and then replaced by a uniform sample never proposed before.
     In a constrained space an infeasible proposal is treated the same way (asked again while the
     constant liar steers away from it; one left after the retries is replaced by the nearest
-    feasible new point, see :meth:`bodi.optimizers.Optimizer.ask`).
+    feasible new point, see :meth:`bodi.study.Study.ask`).
 
     With several objectives (``directions=``) the same sampler is Optuna's multi-objective TPE
     (MOTPE), which Optuna selects by itself for a study with several directions. Outcome

@@ -23,6 +23,7 @@ from bodi.optimizers.registry import make_optimizer, optimizer_class, parse_meth
 from bodi.pareto import oriented, running_hypervolume
 from bodi.problems.multi_objective import MultiObjectiveProblem
 from bodi.storage import SQLiteStorage
+from bodi.study import Study
 
 STUDIES = "studies.db"
 
@@ -51,16 +52,14 @@ def run_multi_objective(
             for seed in seeds:
                 optimizer = make_optimizer(
                     method, problem.space, seed=seed, direction=",".join(problem.directions),
-                    n_init=n_init, design="uniform", storage=storage,
-                    study_name=study_name(problem.name, method, seed), **extra,
+                    n_init=n_init, design="uniform", **extra,
                 )
-                try:
-                    if optimizer.n_finished < budget:
-                        minimize(problem, problem.space, budget, optimizer=optimizer)
-                finally:
-                    optimizer.close()
+                with Study(optimizer, storage,
+                           study_name=study_name(problem.name, method, seed)) as study:
+                    if study.n_finished < budget:
+                        minimize(problem, problem.space, budget, study=study)
                 if log:
-                    print(f"{method} seed {seed}: {optimizer.n_finished} evaluations", flush=True)
+                    print(f"{method} seed {seed}: {study.n_finished} evaluations", flush=True)
     finally:
         storage.close()
     return path

@@ -1,4 +1,4 @@
-"""Ask/tell optimizers: BODi and the baselines, all behind :class:`Optimizer`."""
+"""Optimizers: new points from a history. BODi and the baselines, all behind :class:`Optimizer`."""
 
 from bodi.optimizers.base import Optimizer
 from bodi.optimizers.bo import BODi, PaperBODi

@@ -3,20 +3,15 @@
 An optimizer is its settings, a seed, and :meth:`Optimizer.suggest`: new points from an
 immutable :class:`~bodi.trials.History` of complete, failed and pending trials (whatever it
 keeps between suggestions, e.g. a fitted model, is a cache that the same history would rebuild).
-The trials themselves live in a :class:`~bodi.study.Study` (storage, workers' claims,
-heartbeats, value checks); ``ask``/``tell`` and the views below are the study's, offered here so
-that ``BODi(space, storage="study.db")`` is a whole ask/tell study in one object. Values are
-stored as the user gave them; the model always maximizes ``sign * value`` (``sign = -1`` when
-minimizing).
+It stores nothing: a :class:`~bodi.study.Study` (``bodi.create_study(optimizer, storage)``)
+holds the trials, their storage and the workers' claims, and asks the optimizer for points.
+The model always maximizes ``sign * value`` (``sign = -1`` when minimizing).
 
 A study may have several objectives (``directions=["minimize", "minimize"]``): each trial then
-has a value per objective (``Trial.values``), and the result is the Pareto front
-(:attr:`Optimizer.pareto_front`) instead of one best trial.
-
-A study may also have black-box *outcome constraints* (``outcome_constraints=c``): each
-evaluation then reports ``c`` constraint values besides its value(s), and a trial is feasible when
-every one is ``<= 0`` (e.g. ``latency - 10`` for "latency at most 10 ms"). Only feasible trials
-can be best or on the Pareto front.
+has a value per objective (``Trial.values``), and the result is the Pareto front instead of one
+best trial. It may also have black-box *outcome constraints* (``outcome_constraints=c``): each
+evaluation then reports ``c`` constraint values besides its value(s), and a trial is feasible
+when every one is ``<= 0`` (e.g. ``latency - 10`` for "latency at most 10 ms").
 """
 
 from __future__ import annotations
@@ -26,13 +21,11 @@ import json
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
 import torch
 from torch import Tensor
 
-from bodi.checks import check_integer
 from bodi.diagnostics import numerical_warnings
 from bodi.directions import check_directions
 from bodi.directions import sign as direction_sign
@@ -40,20 +33,17 @@ from bodi.directions import signs as direction_signs
 from bodi.neighbours import nearby_new_point
 from bodi.novelty import SeenConfigurations, row_keys
 from bodi.seeding import derive_seed, seeded
-from bodi.space import DTYPE, SearchSpace, Value
-from bodi.storage import Storage, StudyRecord
-from bodi.study import Study
-from bodi.trials import History, Outcome, Trial
+from bodi.space import DTYPE, SearchSpace
+from bodi.trials import History
 
-__all__ = ["STUDY_OPTIONS", "Optimizer", "Outcome", "Trial"]
+__all__ = ["PROBLEM_OPTIONS", "Optimizer"]
 
-#: the constructor's options that belong to the study, not to the algorithm
-STUDY_OPTIONS = ("seed", "direction", "directions", "outcome_constraints", "storage",
-                 "study_name", "on_pending", "max_attempts", "allow_repeats")
+#: the constructor's options that every optimizer takes: the seed and the problem's definition
+PROBLEM_OPTIONS = ("seed", "direction", "directions", "outcome_constraints", "allow_repeats")
 
 
 class Optimizer(ABC):
-    """Base class of every ask/tell optimizer in bodi.
+    """Base class of every optimizer in bodi: new points from a history.
 
     Args:
         space: the search space.
@@ -63,31 +53,15 @@ class Optimizer(ABC):
             ``["minimize", "minimize"]``; replaces ``direction``). Only optimizers with
             :attr:`supports_multi_objective` accept more than one.
         outcome_constraints: how many black-box constraint values each evaluation reports
-            (``tell(x, value, constraints=[...])``, or an :class:`Outcome` from the objective);
-            feasible when all are ``<= 0``. Stored with the study. Only optimizers with
+            (``study.tell(x, value, constraints=[...])``, or an :class:`~bodi.trials.Outcome`
+            from the objective); feasible when all are ``<= 0``. Only optimizers with
             :attr:`supports_outcome_constraints` accept them.
-        storage: where the study lives: ``None`` (memory), a path (SQLite file), a URL
-            (``sqlite:///path``, ``postgresql://...``) or a :class:`bodi.storage.Storage`. An
-            existing study of the same name is resumed; its space and settings must match.
-        study_name: the study's name in the storage (default ``"default"``).
-        on_pending: what to do with pending trials whose worker is gone (its process ended,
-            or it sent no heartbeat for :func:`bodi.workers.stale_after` seconds):
-            ``"reissue"`` (default; ``ask`` returns them again first) or ``"fail"``. Pending
-            trials of live workers (other processes on the same study) are left to them.
-        max_attempts: a trial is handed out at most this many times: when its evaluation was
-            lost that often (the process evaluating it died, e.g. killed by the configuration
-            itself), it is marked failed instead of being re-issued again.
         allow_repeats: propose configurations equal to earlier trials (for noisy objectives);
             by default a suggestion never equals a finished, failed or pending trial.
 
-    Several optimizers (processes or machines) may work on one stored study at once (see
-    :class:`bodi.study.Study`). The study in memory is created at the first ``ask``/``tell``;
-    a stored one is opened at once (a mismatch is an error here). :meth:`suggest` needs no
-    study.
-
-    Subclasses set their own settings before calling ``super().__init__`` (the stored settings
-    are compared with :meth:`settings`) and implement :meth:`_suggest`, which reads the trials
-    from the history it is given.
+    Subclasses implement :meth:`_suggest`, which reads the trials from the history it is
+    given, and :meth:`settings`, which a stored study compares with the settings it was
+    created with.
     """
 
     #: whether the optimizer accepts several objectives (``directions=``)
@@ -125,10 +99,6 @@ class Optimizer(ABC):
         direction: str = "minimize",
         directions: Sequence[str] | None = None,
         outcome_constraints: int = 0,
-        storage: str | Path | Storage | None = None,
-        study_name: str | None = None,
-        on_pending: str = "reissue",
-        max_attempts: int = 2,
         allow_repeats: bool = False,
     ):
         if not isinstance(space, SearchSpace):
@@ -151,20 +121,11 @@ class Optimizer(ABC):
         self.outcome_constraints = int(outcome_constraints)
         if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
             raise ValueError(f"seed must be an integer, got {seed!r}")
-        if on_pending not in ("reissue", "fail"):
-            raise ValueError(f"on_pending must be 'reissue' or 'fail', got {on_pending!r}")
-        check_integer("max_attempts", max_attempts)
         self.space = space
         self.seed = int(seed)
-        self.on_pending = on_pending
-        self.max_attempts = int(max_attempts)
         self.allow_repeats = bool(allow_repeats)
         #: how many numerical warnings (e.g. of the GP fit) the suggestions raised
         self.numerical_warnings = 0
-        self._storage, self._study_name = storage, study_name or "default"
-        self._study: Study | None = None
-        if storage is not None or study_name is not None:
-            self._study = self._open_study()
 
     # ------------------------------------------------------------------ the algorithm
     def settings(self) -> dict[str, Any]:
@@ -193,8 +154,8 @@ class Optimizer(ABC):
 
     @classmethod
     def option_defaults(cls) -> dict[str, Any]:
-        """The optimizer's keyword options (its constructor's, less the space and the study's:
-        :data:`STUDY_OPTIONS`) and their defaults."""
+        """The optimizer's keyword options (its constructor's, less the space and
+        :data:`PROBLEM_OPTIONS`) and their defaults."""
         defaults: dict[str, Any] = {}
         for klass in reversed(cls.__mro__):  # a subclass's default replaces its base's
             init = klass.__dict__.get("__init__")
@@ -203,7 +164,7 @@ class Optimizer(ABC):
             for parameter in inspect.signature(init).parameters.values():
                 if parameter.kind is parameter.KEYWORD_ONLY:
                     defaults[parameter.name] = parameter.default
-        return {k: v for k, v in defaults.items() if k not in STUDY_OPTIONS}
+        return {k: v for k, v in defaults.items() if k not in PROBLEM_OPTIONS}
 
     @classmethod
     def check_options(cls, **options: Any) -> None:
@@ -268,65 +229,7 @@ class Optimizer(ABC):
             out.append(x)
         return torch.stack(out)
 
-    # ------------------------------------------------------------------ the study
-    def _open_study(self) -> Study:
-        settings = self.settings()
-        if self.outcome_constraints:  # (absent otherwise, as in studies stored before them)
-            settings = {**settings, "outcome_constraints": self.outcome_constraints}
-        record = StudyRecord(self._study_name, type(self).__name__, self.space.to_dict(),
-                             json.loads(json.dumps(settings)), self.seed,
-                             ",".join(self.directions))
-        return Study(self.space, record, self._storage,
-                     outcome_constraints=self.outcome_constraints, on_pending=self.on_pending,
-                     max_attempts=self.max_attempts, allow_repeats=self.allow_repeats,
-                     complete_settings=lambda stored: self.complete_settings(stored, self.space))
-
-    @property
-    def study(self) -> Study:
-        """The study this optimizer asks and tells for (in memory unless a storage was given)."""
-        if self._study is None:
-            self._study = self._open_study()
-        return self._study
-
-    @property
-    def storage(self) -> Storage:
-        return self.study.storage
-
-    @property
-    def study_name(self) -> str:
-        return self._study_name
-
-    @property
-    def worker(self) -> str:
-        """This optimizer's worker name in its study (``host:pid:token``)."""
-        return self.study.worker
-
-    def close(self) -> None:
-        """End this worker of the study: its pending trials are handed back at once (see
-        :meth:`bodi.study.Study.close`). Also happens when it is garbage collected."""
-        if self._study is not None:
-            self._study.close()
-
-    def __enter__(self) -> Optimizer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def refresh(self) -> None:
-        """Read the trials that other workers (or other optimizers) added or changed."""
-        self.study.refresh()
-
-    # ------------------------------------------------------------------ views
-    @property
-    def history(self) -> History:
-        """The study's trials as they are now."""
-        return self.study.history()
-
-    @property
-    def trials(self) -> list[Trial]:
-        return list(self.history.trials)
-
+    # ------------------------------------------------------------------ directions
     @property
     def n_objectives(self) -> int:
         return len(self.directions)
@@ -353,62 +256,6 @@ class Optimizer(ABC):
         """``k`` signs, one per objective: ``-1`` where minimizing."""
         return direction_signs(self.directions, DTYPE)
 
-    def finished_losses(self) -> dict[int, float | None]:
-        """See :meth:`bodi.trials.History.finished_losses`."""
-        return self.history.finished_losses()
-
-    @property
-    def X_completed(self) -> Tensor:
-        """``n x dim`` encoded inputs of completed trials."""
-        return self.history.X_completed
-
-    @property
-    def Y_completed(self) -> Tensor:
-        """``n x k`` values of completed trials, oriented so that larger is better."""
-        return self.history.Y_completed
-
-    @property
-    def C_completed(self) -> Tensor:
-        """``n x c`` outcome-constraint values of completed trials (feasible: ``<= 0``)."""
-        return self.history.C_completed
-
-    @property
-    def feasible_completed(self) -> Tensor:
-        """``n`` mask: which completed trials satisfy every outcome constraint."""
-        return self.history.feasible_completed
-
-    @property
-    def X_pending(self) -> Tensor:
-        return self.history.X_pending
-
-    @property
-    def X_failed(self) -> Tensor:
-        return self.history.X_failed
-
-    def _rows(self, state: str) -> list[Trial]:
-        return self.history.rows(state)
-
-    def _stack(self, rows: Sequence[Tensor]) -> Tensor:
-        """``len(rows) x dim``: the encoded points ``rows`` stacked."""
-        if not rows:
-            return torch.empty(0, self.space.dim, dtype=DTYPE)
-        return torch.stack(list(rows))
-
-    @property
-    def best(self) -> tuple[dict[str, Value], float] | None:
-        """``(params, value)`` of the best feasible completed trial, or ``None`` before any."""
-        return self.history.best
-
-    @property
-    def pareto_front(self) -> list[Trial]:
-        """The feasible complete trials no other one dominates, in number order."""
-        return self.history.pareto_front
-
-    @property
-    def n_finished(self) -> int:
-        """Number of complete and failed trials."""
-        return self.history.n_finished
-
     def unused_design_points(self, history: History, design: Tensor) -> Tensor:
         """The rows of the ``k x dim`` initial ``design`` not yet among the trials of
         ``history`` (compared by :func:`bodi.novelty.row_keys`, ``O((k + n) dim)`` for ``n``
@@ -417,87 +264,6 @@ class Optimizer(ABC):
             return design
         seen = row_keys(self.space, history.X)
         return design[~torch.isin(row_keys(self.space, design), seen)]
-
-    # ------------------------------------------------------------------ ask/tell
-    def ask(self, n: int | None = None) -> dict[str, Value] | list[dict[str, Value]]:
-        """Propose one configuration (``n=None``) or a list of ``n`` configurations.
-
-        Pending trials whose worker is gone are re-issued first; the others are new trials,
-        never equal to an earlier trial (unless ``allow_repeats``).
-        """
-        count = 1 if n is None else n
-        check_integer("n", count)
-        configs = self.ask_within(int(count), limit=None)
-        return configs[0] if n is None else configs
-
-    def ask_within(self, count: int, *, limit: int | None) -> list[dict[str, Value]]:
-        """Up to ``count`` configurations such that the study holds at most ``limit`` trials
-        (``None``: no limit); an empty list when the study is full."""
-        trials = self.study.ask(count, self._suggest_for_study, limit=limit)
-        return [dict(t.params) for t in trials]
-
-    def _suggest_for_study(self, history: History, n: int, salt: tuple[int, ...]) -> Tensor:
-        return self.suggest(history, n, salt=salt)
-
-    def tell(
-        self,
-        params: Mapping[str, Any] | Sequence[Mapping[str, Any]],
-        value: Any,
-        constraints: Sequence[float] | Sequence[Sequence[float]] | None = None,
-        user_attrs: Mapping[str, Any] | None = None,
-    ) -> Trial | list[Trial]:
-        """Record the value of one configuration, or of a list of them; returns the trial(s).
-
-        A value of ``None``, NaN or +-inf marks the trial as failed: it is excluded from the
-        model and never proposed again. A value of any other non-numeric type is an error.
-        With several objectives a value is a sequence of one number per objective (a ``None``,
-        NaN or inf among them marks the trial as failed). With outcome constraints,
-        ``constraints`` gives each configuration's constraint values (one sequence of ``c``
-        numbers per configuration); a non-finite one marks the trial as failed. ``user_attrs``
-        (JSON values by name) are stored with each told trial.
-        """
-        return self.study.tell(params, value, constraints, user_attrs)
-
-    def tell_failure(self, params: Mapping[str, Any], message: str) -> Trial:
-        """Record that evaluating ``params`` failed (the message is kept with the trial)."""
-        return self.study.tell_failure(params, message)
-
-    def add_trials_from(self, source: Any, study_name: str | None = None) -> list[int]:
-        """Start from an earlier study: copy its finished trials (a study file, a URL or a
-        storage; ``study_name``: its only study, or this study's name) into this one, in a
-        space that is the same or wider. Copying twice adds nothing. Returns the numbers of
-        the new trials (see :meth:`bodi.study.Study.add_trials_from`)."""
-        return self.study.add_trials_from(source, study_name)
-
-    def add_pending(self, params: Mapping[str, Any]) -> Trial:
-        """Record a configuration that is being evaluated elsewhere (e.g. by another worker of
-        a host framework): it becomes a pending point of the next suggestions and is never
-        proposed. ``tell`` it later like an asked one."""
-        return self.study.add_pending(params)
-
-    def enqueue(self, params: Mapping[str, Any]) -> Trial:
-        """Store ``params`` as a trial to evaluate next: the next ``ask`` (of any worker of the
-        study) returns it before proposing anything new. It counts toward a budget like any
-        trial. A configuration equal to an earlier trial is refused (unless ``allow_repeats``)."""
-        return self.study.enqueue(params)
-
-    def retry_failed(self) -> list[int]:
-        """Put every failed trial back to be evaluated again (the next ``ask`` returns them
-        first, as for :meth:`enqueue`); returns their numbers. Their earlier messages are kept
-        as the user attribute ``"failed_before"``."""
-        return self.study.retry_failed()
-
-    def set_user_attr(self, number: int, key: str, value: Any) -> Trial:
-        """Store ``value`` (JSON) as the user attribute ``key`` of trial ``number``."""
-        return self.study.set_user_attr(number, key, value)
-
-    def trials_dataframe(self) -> Any:
-        """The trials as a ``pandas.DataFrame`` (columns as Optuna's ``trials_dataframe``:
-        ``number``, ``state``, ``value``, ``params_<name>``, ``user_attrs_<key>``, ...;
-        :mod:`bodi.export`)."""
-        from bodi.export import trials_dataframe
-
-        return trials_dataframe(self)
 
 
 def check_retired_settings(optimizer: str, settings: Mapping[str, Any],

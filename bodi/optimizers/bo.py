@@ -159,8 +159,8 @@ class BODi(GPOptimizer):
       (:func:`default_acquisition`).
 
     ``seed`` (every random choice: design, dictionaries, acquisition starts, derives from it),
-    ``direction`` and the persistence options ``storage``, ``study_name`` and ``on_pending`` are
-    those of :class:`bodi.optimizers.Optimizer`. ``n_init``, ``design``, ``num_restarts``,
+    ``direction``, ``directions``, ``outcome_constraints`` and ``allow_repeats`` are those of
+    :class:`bodi.optimizers.Optimizer`. ``n_init``, ``design``, ``num_restarts``,
     ``raw_samples``, ``device``, ``dtype``, ``ref_point``, ``known_objectives`` and
     ``max_model_points`` are those of :class:`GPOptimizer` (the authors used 20 restarts; 10
     gave the same results at a fraction of the time in our measurement, see the
@@ -192,9 +192,9 @@ class BODi(GPOptimizer):
             constraints unless every parameter is categorical, else ``"logei"``.
 
     Examples:
-        >>> opt = BODi(space, seed=0)
-        >>> x = opt.ask()
-        >>> opt.tell(x, f(x))
+        >>> study = bodi.create_study(BODi(space, seed=0))
+        >>> x = study.ask()
+        >>> study.tell(x, f(x))
     """
 
     #: where the dictionary's rows are relabelled around: ``None`` (the incumbent where the

@@ -72,8 +72,8 @@ class GPOptimizer(ModelBasedOptimizer):
     """The GP loop shared by BODi and the GP baselines.
 
     Args:
-        space, seed, direction, storage, study_name, on_pending, max_attempts,
-            allow_repeats: see :class:`bodi.optimizers.Optimizer`.
+        space, seed, direction, directions, outcome_constraints, allow_repeats:
+            see :class:`bodi.optimizers.Optimizer`.
         n_init: size of the initial design (:func:`bodi.initial_design.initial_design`);
             ``0`` when the initial points come from elsewhere (until two values are known,
             points are then drawn uniformly).

@@ -35,8 +35,8 @@ class ModelBasedOptimizer(Optimizer):
     before while none has completed; otherwise they come from :meth:`_model_points`.
 
     Args:
-        space, seed, direction, storage, study_name, on_pending, max_attempts,
-            allow_repeats: see :class:`Optimizer`.
+        space, seed, direction, directions, outcome_constraints, allow_repeats:
+            see :class:`Optimizer`.
         n_init: size of the shared initial design (``0``: none).
         design: its kind, ``"uniform"`` (shift-invariant) or ``"sparsity"`` (the paper
             authors'); see :mod:`bodi.initial_design`.

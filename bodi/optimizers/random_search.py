@@ -1,4 +1,4 @@
-"""Uniform random search, behind the same ask/tell interface."""
+"""Uniform random search, behind the same interface as every optimizer."""
 
 from __future__ import annotations
 

@@ -185,7 +185,7 @@ def make_optimizer(
     device of GP methods and ``budget`` the evaluations planned, for methods that plan with it;
     each is given by the class's capabilities (:class:`bodi.Optimizer`'s ``uses_initial_design``,
     ``takes_device``, ``takes_budget``) and ignored by the other methods. ``kwargs`` (e.g.
-    ``storage=``) go to the class as they are.
+    ``outcome_constraints=``) go to the class as they are.
     """
     name, options = parse_method(spec)
     return _build(METHODS[name].load(), spec, options, space, seed=seed, direction=direction,

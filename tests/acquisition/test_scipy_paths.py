@@ -7,6 +7,7 @@ from botorch.generation import gen as botorch_gen
 
 import bodi
 from bodi.space import Binary, Continuous, SearchSpace
+from bodi.study import create_study
 
 SPACE = SearchSpace([Binary(f"b{i}") for i in range(30)] + [Continuous("u", 0.0, 1.0)])
 
@@ -20,9 +21,10 @@ def test_mixed_space_asks_with_and_without_botorchs_batched_lbfgs(monkeypatch, f
     if not fast_path:
         monkeypatch.setattr(botorch_gen, "get_reasons_against_fast_path",
                             lambda *args, **kwargs: ["forced off by the test"])
-    opt = bodi.BODi(SPACE, seed=0, n_init=6, dictionary_size=16, num_restarts=4,
-                    raw_samples=128)
+    study = create_study(
+        bodi.BODi(SPACE, seed=0, n_init=6, dictionary_size=16, num_restarts=4, raw_samples=128)
+    )
     for _ in range(10):
-        x = opt.ask()
-        opt.tell(x, f(x))
-    assert sum(t.state == "complete" for t in opt.trials) == 10
+        x = study.ask()
+        study.tell(x, f(x))
+    assert sum(t.state == "complete" for t in study.trials) == 10

@@ -19,6 +19,7 @@ from bodi.experiments.runner import run_benchmark
 from bodi.initial_design import initial_design
 from bodi.problems import get_problem
 from bodi.space import DTYPE, Binary, Categorical, Continuous, Integer, SearchSpace
+from bodi.study import create_study
 
 MIXED = SearchSpace(
     [Binary(f"b{i}") for i in range(12)]
@@ -112,8 +113,8 @@ def test_a_bounce_study_with_the_removed_hed_kernel_fails_with_one_line():
 
 def test_stage_budgets_and_trust_region_follow_bounce():
     space = SearchSpace([Binary(f"b{i}") for i in range(50)])
-    opt = Bounce(space, budget=200)
-    state = opt._catch_up(opt.history)
+    study = create_study(Bounce(space, budget=200))
+    state = study.optimizer._catch_up(study.history)
     # d0 = 5, Bounce adjusts 2 new bins per split to 1 (5 * 2**4 = 80 is closest to 50)
     assert (state.d0, state.new_bins, state.n_splits) == (5, 1, 4)
     assert state.budgets == {5: 3, 10: 6, 20: 12, 40: 25, 80: 200}
@@ -143,12 +144,12 @@ def _objective(x):
 def test_a_rebuilt_optimizer_continues_the_live_one_and_splits_happen():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        live = _run(Bounce(MIXED, seed=3, budget=16), _objective, 12)
-        twin = Bounce(MIXED, seed=3, budget=16)
+        live = _run(create_study(Bounce(MIXED, seed=3, budget=16)), _objective, 12)
+        twin = create_study(Bounce(MIXED, seed=3, budget=16))
         for trial in live.trials:
             twin.tell(trial.params, trial.value)
         assert twin.ask() == live.ask()
-    assert live._state.splits_done >= 1
+    assert live.optimizer._state.splits_done >= 1
     assert len({tuple(t.x.tolist()) for t in live.trials}) == len(live.trials)
 
 
@@ -160,10 +161,15 @@ def test_stored_study_resumes(tmp_path):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        stored = _run(Bounce(space, seed=1, budget=20, storage=tmp_path / "s.db"), f, 12)
-        twin = _run(Bounce(space, seed=1, budget=20), f, 12)
+        stored = _run(
+            create_study(Bounce(space, seed=1, budget=20), storage=tmp_path / "s.db"), f, 12
+        )
+        twin = _run(create_study(Bounce(space, seed=1, budget=20)), f, 12)
         loaded = bodi.load_study(tmp_path / "s.db")
-        assert isinstance(loaded, Bounce) and loaded.settings() == stored.settings()
+        assert (
+            isinstance(loaded.optimizer, Bounce)
+            and loaded.optimizer.settings() == stored.optimizer.settings()
+        )
         assert loaded.ask() == twin.ask()
 
 
@@ -175,7 +181,7 @@ def test_bounce_improves_on_its_initial_points():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        opt = _run(Bounce(space, seed=0, budget=40), f, 40)
+        opt = _run(create_study(Bounce(space, seed=0, budget=40)), f, 40)
     values = [t.value for t in opt.trials]
     assert min(values) < min(values[:5]) - 5
 

@@ -7,17 +7,18 @@ from bodi import load_study
 from bodi.baselines import CASMOPOLITAN, COMBO, BoTorchMixed
 from bodi.initial_design import initial_design
 from bodi.problems import planted_binary, planted_categorical, planted_mixed
+from bodi.study import create_study
 
 SMALL = {"num_restarts": 4, "raw_samples": 256}
 
 
 def _run(cls, problem, n_init, budget, seed, **options):
-    opt = cls(problem.space, seed=seed, direction=problem.direction, n_init=n_init,
-              **SMALL, **options)
+    study = create_study(cls(problem.space, seed=seed, direction=problem.direction,
+                           n_init=n_init, **SMALL, **options))
     for _ in range(budget):
-        x = opt.ask()
-        opt.tell(x, float(problem(x)))
-    return opt
+        x = study.ask()
+        study.tell(x, float(problem(x)))
+    return study
 
 
 def _best(values, direction):
@@ -53,15 +54,16 @@ def test_runs_on_every_kind_of_space(cls, make_problem):
 
 def test_casmopolitan_proposals_stay_in_its_trust_region():
     problem = planted_binary(30, seed=2)
-    opt = CASMOPOLITAN(problem.space, seed=0, direction=problem.direction, n_init=6,
-                       trust_region={"init_radius": 3, "max_radius": 5}, **SMALL)
+    study = create_study(CASMOPOLITAN(problem.space, seed=0, direction=problem.direction,
+                                    n_init=6, trust_region={"init_radius": 3, "max_radius": 5},
+                                    **SMALL))
     for _ in range(14):
-        x = opt.ask()
-        if opt.region is not None:
-            assert opt.region.contains(problem.space.encode(x)).all()
-            assert opt.region.radius <= 5
-        opt.tell(x, float(problem(x)))
-    assert opt.region is not None
+        x = study.ask()
+        if study.optimizer.region is not None:
+            assert study.optimizer.region.contains(problem.space.encode(x)).all()
+            assert study.optimizer.region.radius <= 5
+        study.tell(x, float(problem(x)))
+    assert study.optimizer.region is not None
 
 
 def test_same_seed_same_run_and_a_stored_study_resumes(tmp_path):
@@ -70,13 +72,14 @@ def test_same_seed_same_run_and_a_stored_study_resumes(tmp_path):
     b = _run(CASMOPOLITAN, problem, n_init=4, budget=7, seed=5)
     assert [t.params for t in a.trials] == [t.params for t in b.trials]
     path = tmp_path / "study.db"
-    stored = CASMOPOLITAN(problem.space, seed=5, direction=problem.direction, n_init=4,
-                          storage=path, **SMALL)
+    stored = create_study(CASMOPOLITAN(problem.space, seed=5, direction=problem.direction,
+                                       n_init=4, **SMALL), storage=path)
     for t in a.trials[:6]:
         stored.tell(t.params, t.value)
     resumed = load_study(path)
-    assert isinstance(resumed, CASMOPOLITAN)
-    assert resumed.trust_region_settings == stored.trust_region_settings
+    assert isinstance(resumed.optimizer, CASMOPOLITAN)
+    assert (resumed.optimizer.trust_region_settings
+            == stored.optimizer.trust_region_settings)
     assert resumed.ask() == a.trials[6].params
 
 
@@ -93,5 +96,6 @@ def test_combo_model_is_the_diffusion_kernel():
 
     problem = planted_binary(6, seed=0)
     opt = _run(COMBO, problem, n_init=4, budget=5, seed=0)
-    assert any(isinstance(m, DiffusionKernel) for m in opt.model.covar_module.modules())
-    assert torch.isfinite(opt.model.posterior(opt.X_completed).mean).all()
+    model = opt.optimizer.model
+    assert any(isinstance(m, DiffusionKernel) for m in model.covar_module.modules())
+    assert torch.isfinite(model.posterior(opt.history.X_completed).mean).all()

@@ -14,6 +14,7 @@ from bodi.integrations.spaces.nevergrad import make_parametrization
 from bodi.optimizers import make_optimizer
 from bodi.problems.planted import planted_binary
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
+from bodi.study import create_study
 
 pytest.importorskip("nevergrad")
 
@@ -44,34 +45,34 @@ def test_values_round_trip_and_lie_in_the_parametrization():
 
 def test_a_rebuilt_optimizer_continues_as_the_live_one(tmp_path):
     path = tmp_path / "study.db"
-    live = NGOpt(SPACE, seed=3, budget=40, storage=path)
+    live = create_study(NGOpt(SPACE, seed=3, budget=40), storage=path)
     for _ in range(12):
         x = live.ask()
         live.tell(x, objective(x))
-    again = NGOpt(SPACE, seed=3, budget=40)  # the same seed: the same run
+    again = create_study(NGOpt(SPACE, seed=3, budget=40))  # the same seed: the same run
     for _ in range(12):
         x = again.ask()
         again.tell(x, objective(x))
     assert [t.params for t in again.trials] == [t.params for t in live.trials]
     resumed = bodi.load_study(path)
-    assert (resumed.budget, resumed.num_workers) == (40, 1)
+    assert (resumed.optimizer.budget, resumed.optimizer.num_workers) == (40, 1)
     assert resumed.ask() == again.ask()  # the same next point, from the replayed history
 
 
 def test_failures_pending_points_and_batches():
-    opt = NGOpt(SPACE, seed=0, budget=30)
-    first = opt.ask(3)  # a batch; the first two fail
-    opt.tell(first[0], float("nan"))
-    opt.tell_failure(first[1], "crashed")
-    opt.tell(first[2], objective(first[2]))
-    pending = opt.ask()  # left pending while more are asked
+    study = create_study(NGOpt(SPACE, seed=0, budget=30))
+    first = study.ask(3)  # a batch; the first two fail
+    study.tell(first[0], float("nan"))
+    study.tell_failure(first[1], "crashed")
+    study.tell(first[2], objective(first[2]))
+    pending = study.ask()  # left pending while more are asked
     for _ in range(5):
-        x = opt.ask()
-        opt.tell(x, objective(x))
-    opt.tell(pending, objective(pending))
-    states = [t.state for t in opt.trials]
+        x = study.ask()
+        study.tell(x, objective(x))
+    study.tell(pending, objective(pending))
+    states = [t.state for t in study.trials]
     assert states.count("failed") == 2 and states.count("complete") == 7
-    assert len({tuple(t.x.tolist()) for t in opt.trials}) == len(opt.trials)
+    assert len({tuple(t.x.tolist()) for t in study.trials}) == len(study.trials)
 
 
 def test_options_are_checked_and_bench_passes_its_budget():
@@ -93,11 +94,11 @@ def test_the_values_steer_the_search():
     problem = planted_binary(30, seed=1)
     runs = []
     for sign in (1.0, -1.0):
-        opt = NGOpt(problem.space, seed=0, budget=60)
+        study = create_study(NGOpt(problem.space, seed=0, budget=60))
         for _ in range(35):
-            x = opt.ask()
-            opt.tell(x, sign * float(problem(x)))
-        runs.append([t.params for t in opt.trials])
+            x = study.ask()
+            study.tell(x, sign * float(problem(x)))
+        runs.append([t.params for t in study.trials])
     assert runs[0][:30] == runs[1][:30]
     assert runs[0][30:] != runs[1][30:]
 

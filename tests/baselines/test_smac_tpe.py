@@ -24,6 +24,7 @@ from bodi.novelty import SearchSpaceExhaustedError, count_distinct
 from bodi.optimizers import ModelBasedOptimizer
 from bodi.problems.planted import planted_binary, planted_categorical
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
+from bodi.study import create_study
 
 
 def configspace_round_trip(space, X):
@@ -110,19 +111,19 @@ PROBLEMS = {
 @pytest.mark.parametrize("kind", list(PROBLEMS))
 def test_runs_on_binary_categorical_and_mixed_spaces(method, kind):
     space, f = PROBLEMS[kind]()
-    opt = method.cls(space, seed=1, n_init=10)
-    design = opt.ask(10)
-    opt.tell(design, f(design))
-    failed = opt.ask()
-    opt.tell(failed, None)  # a failed evaluation
-    single = opt.ask()
-    opt.tell(single, f([single])[0])
-    pending = opt.ask(6)  # still running while the next batch is asked
-    batch = opt.ask(7)
-    opt.tell(batch + pending, f(batch + pending))
-    assert len(opt.trials) == 25
-    assert [t.state for t in opt.trials].count("complete") == 24
-    X = torch.stack([t.x for t in opt.trials])
+    study = create_study(method.cls(space, seed=1, n_init=10))
+    design = study.ask(10)
+    study.tell(design, f(design))
+    failed = study.ask()
+    study.tell(failed, None)  # a failed evaluation
+    single = study.ask()
+    study.tell(single, f([single])[0])
+    pending = study.ask(6)  # still running while the next batch is asked
+    batch = study.ask(7)
+    study.tell(batch + pending, f(batch + pending))
+    assert len(study.trials) == 25
+    assert [t.state for t in study.trials].count("complete") == 24
+    X = torch.stack([t.x for t in study.trials])
     assert space.contains(X).all()
     if space.is_discrete:
         assert count_distinct(space, X) == 25
@@ -133,12 +134,12 @@ def test_improves_on_its_initial_design(method):
     problem = planted_binary(12, seed=0)
     first, last = [], []
     for seed in range(method.seeds):
-        opt = method.cls(problem.space, seed=seed, n_init=10)
+        study = create_study(method.cls(problem.space, seed=seed, n_init=10))
         values = []
         while len(values) < method.evaluations:
-            configs = opt.ask(method.batch if values else 10)
+            configs = study.ask(method.batch if values else 10)
             new = problem.evaluate(configs).tolist()
-            opt.tell(configs, new)
+            study.tell(configs, new)
             values += new
         first.append(min(values[:10]))
         last.append(min(values))
@@ -152,7 +153,7 @@ def run(cls, space, f, seed, *, rebuild):
     opt = None
     for _ in range(8):
         if rebuild or opt is None:
-            opt = cls(space, seed=seed, n_init=5)
+            opt = create_study(cls(space, seed=seed, n_init=5))
             for config, value in history:
                 opt.tell(config, value)
         config = opt.ask()
@@ -172,21 +173,21 @@ def test_same_seed_gives_the_same_suggestions_even_when_rebuilt_from_history(met
 @pytest.mark.parametrize("seed", [0, 4])
 def test_first_suggestions_are_the_shared_initial_design(method, seed):
     space, _ = mixed_problem()
-    opt = method.cls(space, seed=seed, n_init=7)
-    first = [opt.ask() for _ in range(3)] + opt.ask(4)
+    study = create_study(method.cls(space, seed=seed, n_init=7))
+    first = [study.ask() for _ in range(3)] + study.ask(4)
     assert first == space.decode(initial_design(space, 7, seed))
 
 
 def test_never_repeats_and_exhausts_a_small_discrete_space(method):
     space = SearchSpace([Binary("a"), Binary("b"), Categorical("c", ["x", "y"])])
-    opt = method.cls(space, seed=0, n_init=3)
-    configs = opt.ask(3)
-    opt.tell(configs, [float(i) for i in range(3)])
-    rest = opt.ask(5)
-    opt.tell(rest, [1.0] * 5)
-    assert count_distinct(space, torch.stack([t.x for t in opt.trials])) == 8
+    study = create_study(method.cls(space, seed=0, n_init=3))
+    configs = study.ask(3)
+    study.tell(configs, [float(i) for i in range(3)])
+    rest = study.ask(5)
+    study.tell(rest, [1.0] * 5)
+    assert count_distinct(space, torch.stack([t.x for t in study.trials])) == 8
     with pytest.raises(SearchSpaceExhaustedError):
-        opt.ask()
+        study.ask()
 
 
 def test_round_trip_and_maximize(method):
@@ -194,21 +195,21 @@ def test_round_trip_and_maximize(method):
     X = space.canonicalize(space.sample(20, generator=torch.Generator().manual_seed(0)))
     rows = method.round_trip(space, X)
     assert torch.allclose(torch.tensor(rows, dtype=X.dtype), X, atol=method.atol)
-    opt = method.cls(space, seed=0, n_init=4, direction="maximize")
-    configs = opt.ask(4)
-    opt.tell(configs, f(configs))
-    opt.tell(opt.ask(), 1.0)
-    assert opt.best[1] == max(t.value for t in opt.trials)
+    study = create_study(method.cls(space, seed=0, n_init=4, direction="maximize"))
+    configs = study.ask(4)
+    study.tell(configs, f(configs))
+    study.tell(study.ask(), 1.0)
+    assert study.best[1] == max(t.value for t in study.trials)
 
 
 def test_optuna_logging_is_left_as_it_was():
     optuna = pytest.importorskip("optuna")
     level = optuna.logging.get_verbosity()
     space, f = mixed_problem()
-    opt = TPE(space, seed=0, n_init=2)
-    configs = opt.ask(2)
-    opt.tell(configs, f(configs))
-    opt.ask()
+    study = create_study(TPE(space, seed=0, n_init=2))
+    configs = study.ask(2)
+    study.tell(configs, f(configs))
+    study.ask()
     assert optuna.logging.get_verbosity() == level
 
 
@@ -222,8 +223,9 @@ def test_invalid_n_init(method):
 _SUGGESTIONS_SCRIPT = """
 from bodi.baselines import {name}
 from bodi.problems.planted import planted_binary
+from bodi.study import create_study
 problem = planted_binary(12, seed=0)
-opt = {name}(problem.space, seed=1, n_init=10)
+opt = create_study({name}(problem.space, seed=1, n_init=10))
 for q in (10, 5, 5):
     configs = opt.ask(q)
     opt.tell(configs, problem.evaluate(configs).tolist())

@@ -10,6 +10,7 @@ from bodi.hed.kernel import HammingEmbeddingKernel, _same_memory
 from bodi.models.gp import make_hed_model
 from bodi.neighbours import NeighbourMoves, embedding_hint
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
+from bodi.study import create_study
 
 
 def test_kernel_is_a_matern_of_the_normalised_embedding():
@@ -361,8 +362,8 @@ def test_a_batch_posterior_of_bodis_model_equals_each_batch_alone():
         first_order_rule = True
 
     X, Y = mixed_data(MIXED, n=15)
-    opt = WithFirstOrder(MIXED, seed=0, dictionary_size=16)
-    model = opt.make_model(X, Y, opt.history)
+    study = create_study(WithFirstOrder(MIXED, seed=0, dictionary_size=16))
+    model = study.optimizer.make_model(X, Y, study.history)
     candidates = MIXED.sample(8, generator=torch.Generator().manual_seed(14)).reshape(4, 2, -1)
     with torch.no_grad():
         batch = model.posterior(candidates)

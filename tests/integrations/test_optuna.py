@@ -34,6 +34,7 @@ from bodi.integrations.spaces.codecs import (  # noqa: E402
 from bodi.integrations.spaces.optuna import codec_for  # noqa: E402
 from bodi.seeding import derive_seed  # noqa: E402
 from bodi.space import Binary, Integer, SearchSpace  # noqa: E402
+from bodi.study import create_study  # noqa: E402
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -109,12 +110,12 @@ def test_bodi_without_initial_design_fits_a_model_at_once():
     # The adapters rebuild BODi with n_init=0: the host's start-up trials are the design.
     space = SearchSpace([Binary(f"b{i}") for i in range(6)] + [Integer("k", 0, 9)])
     told = [{**{f"b{i}": (j >> i) & 1 for i in range(6)}, "k": j} for j in (1, 5, 9)]
-    opt = bodi.BODi(space, seed=0, n_init=0, dictionary_size=8)
-    opt.tell(told, [1.0, 2.0, 3.0])
-    pending = opt.add_pending({**{f"b{i}": 1 for i in range(6)}, "k": 0})
+    study = create_study(bodi.BODi(space, seed=0, n_init=0, dictionary_size=8))
+    study.tell(told, [1.0, 2.0, 3.0])
+    pending = study.add_pending({**{f"b{i}": 1 for i in range(6)}, "k": 0})
     assert pending.state == "pending"
-    x = opt.ask()
-    assert opt.model is not None and x != pending.params
+    x = study.ask()
+    assert study.optimizer.model is not None and x != pending.params
 
 
 def test_bodi_options_are_checked_when_the_sampler_is_made():

@@ -16,6 +16,7 @@ from bodi.models.registry import (
     uses_dictionary,
 )
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
+from bodi.study import create_study
 
 SPACES = {
     "binary": SearchSpace([Binary(f"b{i}") for i in range(6)]),
@@ -34,15 +35,18 @@ def test_every_kernel_builds_a_gp_and_bodi_suggests_with_it(name, kind):
     surrogate = f"{name}-diverse" if uses_dictionary(name) else name
     model = fit_model(make_surrogate(surrogate, X, Y, space, seed=0, dictionary_size=8))
     assert model.posterior(X[:3]).mean.shape == (3, 1)
-    opt = bodi.BODi(space, seed=0, n_init=4, kernel=name, dictionary_size=8, num_restarts=2,
-                    raw_samples=32)
+    study = create_study(
+        bodi.BODi(
+            space, seed=0, n_init=4, kernel=name, dictionary_size=8, num_restarts=2, raw_samples=32
+        )
+    )
     for _ in range(6):
-        x = opt.ask()
-        opt.tell(x, float(sum(float(v) if not isinstance(v, str) else 1.0
+        x = study.ask()
+        study.tell(x, float(sum(float(v) if not isinstance(v, str) else 1.0
                               for v in x.values())))
-    assert opt.settings()["kernel"] == name
+    assert study.optimizer.settings()["kernel"] == name
     assert isinstance(make_kernel(name, space, None if not uses_dictionary(name) else
-                                  opt.make_dictionary(opt.history)), Kernel)
+                                  study.optimizer.make_dictionary(study.history)), Kernel)
 
 
 def test_unknown_kernels_and_surrogates_are_one_line():

@@ -6,10 +6,10 @@ import bodi
 FAST = {"dictionary_size": 32, "num_restarts": 4, "raw_samples": 256}
 
 
-def run_bodi(problem, asks: int, **options) -> bodi.BODi:
+def run_bodi(problem, asks: int, **options) -> bodi.Study:
     """BODi (``FAST`` settings and ``options``) after ``asks`` sequential suggestions on
     ``problem``."""
-    return drive(bodi.BODi(problem.space, **options, **FAST), problem, asks)
+    return drive(bodi.create_study(bodi.BODi(problem.space, **options, **FAST)), problem, asks)
 
 
 def drive(opt, problem, asks: int):

@@ -15,6 +15,7 @@ from bodi.novelty import SearchSpaceExhaustedError
 from bodi.optimizers.registry import make_optimizer
 from bodi.problems import planted_binary, planted_categorical, planted_mixed
 from bodi.space import Binary, Categorical, Continuous, Integer, SearchSpace
+from bodi.study import create_study
 
 
 def test_finds_planted_binary_optimum_within_60_evaluations():
@@ -52,7 +53,7 @@ def test_same_seed_gives_identical_histories():
 
     def run(seed):
         result = bodi.minimize(problem, problem.space, budget=16, seed=seed, n_init=8, **FAST)
-        return [(t.params, t.value) for t in result.history]
+        return [(t.params, t.value) for t in result.trials]
 
     first = run(0)
     assert first == run(0)
@@ -61,23 +62,23 @@ def test_same_seed_gives_identical_histories():
 
 def test_ask_tell_batches_pending_points_and_no_repeats():
     space = SearchSpace([Binary(f"b{i}") for i in range(6)] + [Integer("k", 0, 2)])
-    opt = bodi.BODi(space, seed=3, n_init=5, dictionary_size=16)
+    study = create_study(bodi.BODi(space, seed=3, n_init=5, dictionary_size=16))
     f = lambda c: sum(c[f"b{i}"] for i in range(6)) + (c["k"] - 1) ** 2  # noqa: E731
     seen = []
-    first = opt.ask(4)  # initial design
+    first = study.ask(4)  # initial design
     assert isinstance(first, list) and len(first) == 4
-    opt.tell(first, [f(c) for c in first])
+    study.tell(first, [f(c) for c in first])
     while len(seen) + 4 < 30:
-        batch = opt.ask(3)
-        pending = opt.ask()  # asked while the batch is still pending
+        batch = study.ask(3)
+        pending = study.ask()  # asked while the batch is still pending
         assert isinstance(pending, dict)
-        opt.tell([*batch, pending], [f(c) for c in [*batch, pending]])
-        seen = [t.params for t in opt.trials]
+        study.tell([*batch, pending], [f(c) for c in [*batch, pending]])
+        seen = [t.params for t in study.trials]
     keys = [tuple(sorted(p.items())) for p in seen]
     assert len(keys) == len(set(keys))  # never the same point twice in a discrete space
-    assert all(t.state == "complete" for t in opt.trials)
-    params, value = opt.best
-    assert value == min(t.value for t in opt.trials) and f(params) == value
+    assert all(t.state == "complete" for t in study.trials)
+    params, value = study.best
+    assert value == min(t.value for t in study.trials) and f(params) == value
 
 
 def test_maximize_direction_and_ucb():
@@ -85,7 +86,7 @@ def test_maximize_direction_and_ucb():
     neg = lambda c: -problem(c)  # noqa: E731
     result = bodi.minimize(neg, problem.space, budget=30, seed=0, direction="maximize",
                            acquisition="ucb", n_init=10)
-    assert result.best_value == max(t.value for t in result.history)
+    assert result.best_value == max(t.value for t in result.trials)
     assert result.best_value >= -1.0
 
 
@@ -94,59 +95,60 @@ def test_every_dictionary_runs(dictionary):
     problem = planted_binary(12, seed=5)
     result = bodi.minimize(problem, problem.space, budget=14, seed=0, n_init=10,
                            dictionary=dictionary, dictionary_size=32)
-    assert len(result.history) == 14
+    assert len(result.trials) == 14
 
 
 def test_mixed_space_with_botorch_optimizer_and_batch():
     space = SearchSpace([Binary("b0"), Binary("b1"), Categorical("c", ["p", "q", "r"]),
                          Continuous("lr", 1e-4, 1e-1, log=True), Integer("k", 1, 30)])
-    opt = bodi.BODi(space, seed=0, n_init=6, dictionary_size=16, num_restarts=4,
-                    raw_samples=64)
+    study = create_study(
+        bodi.BODi(space, seed=0, n_init=6, dictionary_size=16, num_restarts=4, raw_samples=64)
+    )
 
     def f(c):
         return (math.log10(c["lr"]) + 2) ** 2 + (c["k"] - 20) ** 2 / 100 + c["b0"] + (c["c"] != "q")
 
     for _ in range(3):
-        xs = opt.ask(3)
+        xs = study.ask(3)
         for x in xs:
             assert 1e-4 <= x["lr"] <= 1e-1 and isinstance(x["k"], int) and x["c"] in "pqr"
-        opt.tell(xs, [f(x) for x in xs])
-    assert len(opt.trials) == 9
+        study.tell(xs, [f(x) for x in xs])
+    assert len(study.trials) == 9
 
 
 def test_tell_validates_values_and_records_failures():
     space = SearchSpace([Binary("a"), Binary("b"), Binary("c")])
-    opt = bodi.BODi(space, seed=0, n_init=2)
-    x = opt.ask()
+    study = create_study(bodi.BODi(space, seed=0, n_init=2))
+    x = study.ask()
     with pytest.raises(ValueError, match="real number"):
-        opt.tell(x, "3.0")
+        study.tell(x, "3.0")
     with pytest.raises(ValueError, match="single number"):
-        opt.tell(x, torch.ones(2))
+        study.tell(x, torch.ones(2))
     with pytest.raises(ValueError, match="values"):
-        opt.tell([x], [1.0, 2.0])
+        study.tell([x], [1.0, 2.0])
     with pytest.raises(ValueError, match="unknown parameter"):
-        opt.tell({"a": True, "b": False, "c": True, "d": 1}, 1.0)
+        study.tell({"a": True, "b": False, "c": True, "d": 1}, 1.0)
     with pytest.warns(UserWarning):
-        trial = opt.tell(x, float("nan"))
+        trial = study.tell(x, float("nan"))
     assert trial.state == "failed" and "nan" in trial.message
-    assert opt.best is None
+    assert study.best is None
     # failed points are never proposed again, and the run goes on
     for _ in range(6):
-        y = opt.ask()
+        y = study.ask()
         assert y != x
-        opt.tell(y, float(sum(y.values())))
-    assert len([t for t in opt.trials if t.state == "complete"]) == 6
+        study.tell(y, float(sum(y.values())))
+    assert len([t for t in study.trials if t.state == "complete"]) == 6
 
 
 def test_small_space_is_exhausted_cleanly():
     space = SearchSpace([Binary("a"), Categorical("c", [1, 2])])
-    opt = bodi.BODi(space, seed=0, n_init=2, dictionary_size=4)
+    study = create_study(bodi.BODi(space, seed=0, n_init=2, dictionary_size=4))
     for _ in range(4):
-        x = opt.ask()
-        opt.tell(x, float(x["a"]) + x["c"])
-    assert len({tuple(t.params.items()) for t in opt.trials}) == 4
+        x = study.ask()
+        study.tell(x, float(x["a"]) + x["c"])
+    assert len({tuple(t.params.items()) for t in study.trials}) == 4
     with pytest.raises(SearchSpaceExhaustedError):
-        opt.ask()
+        study.ask()
 
 
 @pytest.mark.parametrize(
@@ -178,23 +180,28 @@ def test_wavelet_dictionary_rejects_categorical_space():
 def test_initial_design_points_are_issued_once_with_awkward_bounds():
     space = SearchSpace([Binary("b"), Continuous("x", -3.7, 11.3), Continuous("y", 0.3, 7.1,
                                                                           log=True)])
-    opt = bodi.BODi(space, seed=0, n_init=6, dictionary_size=8, num_restarts=2,
-                    raw_samples=32)
-    first = opt.ask(3)
-    opt.tell(first, [1.0, 2.0, 3.0])
-    second = opt.ask(3)
+    study = create_study(
+        bodi.BODi(space, seed=0, n_init=6, dictionary_size=8, num_restarts=2, raw_samples=32)
+    )
+    first = study.ask(3)
+    study.tell(first, [1.0, 2.0, 3.0])
+    second = study.ask(3)
     assert all(x not in first for x in second)
-    assert opt.unused_design_points(opt.history, opt._design).shape[0] == 0
+    assert (
+        study.optimizer.unused_design_points(study.history, study.optimizer._design).shape[0] == 0
+    )
 
 
 def test_unused_design_points_are_the_rows_not_yet_among_the_trials_in_order():
     space = SearchSpace([Binary("b"), Categorical("c", ["x", "y", "z"]),
                          Continuous("x", -1.0, 2.0)])
-    opt = bodi.BODi(space, seed=0, n_init=8)
-    design = opt._design
+    study = create_study(bodi.BODi(space, seed=0, n_init=8))
+    design = study.optimizer._design
     told = [design[i] for i in (1, 4, 6)]
-    opt.tell(space.decode(torch.stack(told)), [0.0, 1.0, 2.0])
-    assert torch.equal(opt.unused_design_points(opt.history, design), design[[0, 2, 3, 5, 7]])
+    study.tell(space.decode(torch.stack(told)), [0.0, 1.0, 2.0])
+    assert torch.equal(
+        study.optimizer.unused_design_points(study.history, design), design[[0, 2, 3, 5, 7]]
+    )
 
 
 class BoTorchSearch(bodi.BODi):
@@ -205,12 +212,21 @@ class BoTorchSearch(bodi.BODi):
 
 def test_botorch_acquisition_optimizer_in_a_discrete_space_never_repeats():
     space = SearchSpace([Binary(f"b{i}") for i in range(5)] + [Categorical("c", ["x", "y"])])
-    opt = BoTorchSearch(space, seed=1, n_init=4, dictionary_size=16, trust_region=False,
-                        num_restarts=4, raw_samples=64)
+    study = create_study(
+        BoTorchSearch(
+            space,
+            seed=1,
+            n_init=4,
+            dictionary_size=16,
+            trust_region=False,
+            num_restarts=4,
+            raw_samples=64,
+        )
+    )
     for _ in range(16):
-        x = opt.ask()
-        opt.tell(x, float(sum(x[f"b{i}"] for i in range(5)) + (x["c"] == "x")))
-    keys = {tuple(t.params.items()) for t in opt.trials}
+        x = study.ask()
+        study.tell(x, float(sum(x[f"b{i}"] for i in range(5)) + (x["c"] == "x")))
+    keys = {tuple(t.params.items()) for t in study.trials}
     assert len(keys) == 16
     with pytest.raises(ValueError, match="trust region"):
         BoTorchSearch(space, trust_region=True)
@@ -220,19 +236,35 @@ def test_the_papers_configuration_solves_a_planted_problem():
     from bodi.hed.kernel import FirstOrderKernel, HammingDistanceKernel
 
     problem = planted_binary(16, seed=4)
-    opt = make_optimizer("bodi-paper", problem.space, seed=0, direction="minimize", n_init=8,
-                         dictionary_size=32, num_restarts=4, raw_samples=256)
-    assert isinstance(opt, bodi.optimizers.PaperBODi)
-    assert (opt.kernel, opt.dictionary_reference, opt.trust_region_settings, opt.first_order,
-            opt.design_in_model, opt.failed_trials, opt.acquisition) == (
-        "hed", "none", None, False, "all", "ignore", "logei")
+    study = create_study(
+        make_optimizer(
+            "bodi-paper",
+            problem.space,
+            seed=0,
+            direction="minimize",
+            n_init=8,
+            dictionary_size=32,
+            num_restarts=4,
+            raw_samples=256,
+        )
+    )
+    assert isinstance(study.optimizer, bodi.optimizers.PaperBODi)
+    assert (
+        study.optimizer.kernel,
+        study.optimizer.dictionary_reference,
+        study.optimizer.trust_region_settings,
+        study.optimizer.first_order,
+        study.optimizer.design_in_model,
+        study.optimizer.failed_trials,
+        study.optimizer.acquisition,
+    ) == ("hed", "none", None, False, "all", "ignore", "logei")
     for _ in range(40):  # the optimum within 40 evaluations
-        x = opt.ask()
-        opt.tell(x, float(problem(x)))
-        if opt.best[1] == problem.optimal_value:
+        x = study.ask()
+        study.tell(x, float(problem(x)))
+        if study.best[1] == problem.optimal_value:
             break
-    assert opt.best[1] == problem.optimal_value
-    kinds = {type(k) for k in opt.model.covar_module.modules()}
+    assert study.best[1] == problem.optimal_value
+    kinds = {type(k) for k in study.optimizer.model.covar_module.modules()}
     assert not kinds & {FirstOrderKernel, HammingDistanceKernel}
 
 
@@ -246,19 +278,29 @@ def test_the_hamming_kernels_solve_a_planted_problem_and_are_recorded(kernel, ma
     from bodi.hed.kernel import HammingDistanceKernel, HammingEmbeddingKernel
 
     problem = make_problem()
-    opt = bodi.BODi(problem.space, seed=0, n_init=8, kernel=kernel, num_restarts=2,
-                    raw_samples=128, dictionary_size=32, storage=tmp_path / "study.db")
-    drive(opt, problem, 24)
-    kinds = {type(k) for k in opt.model.covar_module.modules()}
+    study = create_study(
+        bodi.BODi(
+            problem.space,
+            seed=0,
+            n_init=8,
+            kernel=kernel,
+            num_restarts=2,
+            raw_samples=128,
+            dictionary_size=32,
+        ),
+        storage=tmp_path / "study.db",
+    )
+    drive(study, problem, 24)
+    kinds = {type(k) for k in study.optimizer.model.covar_module.modules()}
     assert HammingDistanceKernel in kinds
     assert (HammingEmbeddingKernel in kinds) == kernel.startswith("hed")
-    assert opt.settings()["kernel"] == kernel
+    assert study.optimizer.settings()["kernel"] == kernel
     # a study resumes with its kernel; one stored before the option existed used HED
-    assert bodi.load_study(tmp_path / "study.db").settings()["kernel"] == kernel
+    assert bodi.load_study(tmp_path / "study.db").optimizer.settings()["kernel"] == kernel
     assert bodi.BODi.legacy_settings["kernel"] == "hed"
     random_best = min(float(problem(x)) for x in problem.space.decode(
         problem.space.sample(30, generator=torch.Generator().manual_seed(0))))
-    assert opt.best[1] < random_best
+    assert study.best[1] < random_best
 
 
 def test_the_default_kernel_is_hed_times_hamming_and_a_hed_study_continues_as_hed(tmp_path):
@@ -273,17 +315,19 @@ def test_the_default_kernel_is_hed_times_hamming_and_a_hed_study_continues_as_he
     assert paper.kernel == "hed"  # the paper's BODi is pinned
     # a study of bodi 0.1 (kernel "hed" by default; the oldest stored no kernel at all)
     path = tmp_path / "study.db"
-    old = bodi.BODi(space, seed=0, n_init=4, kernel="hed", dictionary_size=16, storage=path)
+    old = create_study(
+        bodi.BODi(space, seed=0, n_init=4, kernel="hed", dictionary_size=16), storage=path
+    )
     old.tell(old.ask(4), [1.0, 2.0, 3.0, 4.0])
     forget_settings(path, "kernel")
     loaded = bodi.load_study(path)
-    assert loaded.kernel == "hed"
+    assert loaded.optimizer.kernel == "hed"
     loaded.tell(loaded.ask(), 0.5)
-    kinds = {type(k) for k in loaded.model.covar_module.modules()}
+    kinds = {type(k) for k in loaded.optimizer.model.covar_module.modules()}
     assert HammingEmbeddingKernel in kinds and HammingDistanceKernel not in kinds
     # reopened with today's default, the study says which setting differs
     with pytest.raises(ValueError, match="kernel: stored 'hed', given 'hed\\*hamming'"):
-        bodi.BODi(space, seed=0, n_init=4, dictionary_size=16, storage=path)
+        create_study(bodi.BODi(space, seed=0, n_init=4, dictionary_size=16), storage=path)
 
 
 def test_an_all_categorical_space_defaults_to_the_hamming_kernel_and_a_03_study_continues(
@@ -306,15 +350,17 @@ def test_an_all_categorical_space_defaults_to_the_hamming_kernel_and_a_03_study_
         opt = run_bodi(categorical, 10, seed=3, n_init=6, kernel=kernel)
         runs.append([t.params for t in opt.trials])
         assert not any(isinstance(k, HammingEmbeddingKernel)
-                       for k in opt.model.covar_module.modules())
+                       for k in opt.optimizer.model.covar_module.modules())
     assert runs[0] == runs[1]
     # a study of bodi 0.3 (the product kernel) says which setting differs, and continues
     path = tmp_path / "study.db"
-    old = bodi.BODi(space, seed=0, n_init=4, kernel="hed*hamming", storage=path, **FAST)
+    old = create_study(
+        bodi.BODi(space, seed=0, n_init=4, kernel="hed*hamming", **FAST), storage=path
+    )
     old.tell(old.ask(4), [1.0, 2.0, 3.0, 4.0])
     with pytest.raises(ValueError, match="kernel: stored 'hed\\*hamming', given 'hamming'"):
-        bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST)
-    assert bodi.load_study(path).kernel == "hed*hamming"
+        create_study(bodi.BODi(space, seed=0, n_init=4, **FAST), storage=path)
+    assert bodi.load_study(path).optimizer.kernel == "hed*hamming"
 
 
 def test_dictionary_options_that_no_dictionary_uses_are_named_in_a_warning(tmp_path):
@@ -334,10 +380,12 @@ def test_dictionary_options_that_no_dictionary_uses_are_named_in_a_warning(tmp_p
         bodi.BODi(categorical, kernel="hed*hamming", dictionary_size=64)  # a dictionary kernel
         bodi.BODi(planted_binary(8).space, dictionary_size=64)
         # a stored study of the default reloads without it (its settings name every option)
-        study = bodi.BODi(categorical, seed=0, n_init=4, storage=tmp_path / "s.db",
-                          num_restarts=4, raw_samples=256)
+        study = create_study(
+            bodi.BODi(categorical, seed=0, n_init=4, num_restarts=4, raw_samples=256),
+            storage=tmp_path / "s.db",
+        )
         study.tell(study.ask(4), [1.0, 2.0, 3.0, 4.0])
-        assert bodi.load_study(tmp_path / "s.db").kernel == "hamming"
+        assert bodi.load_study(tmp_path / "s.db").optimizer.kernel == "hamming"
 
 
 def test_bodi_chooses_the_design_in_its_model_by_reach():
@@ -353,7 +401,7 @@ def test_bodi_chooses_the_design_in_its_model_by_reach():
 def _stored_study(space, path, **settings):
     """A BODi study of four trials in ``path`` whose stored settings also name ``settings``,
     as an older version of bodi wrote them."""
-    stored = bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST)
+    stored = create_study(bodi.BODi(space, seed=0, n_init=4, **FAST), storage=path)
     stored.tell(stored.ask(4), [1.0, 2.0, 3.0, 4.0])
     stored.close()
     set_settings(path, **settings)
@@ -381,13 +429,13 @@ def test_a_study_that_names_a_removed_option_continues_where_it_ran_as_today(
     _stored_study(space, path, **{option: today})
     loaded = bodi.load_study(path)
     loaded.tell(loaded.ask(), 0.5)
-    assert len(bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST).trials) == 5
+    assert len(create_study(bodi.BODi(space, seed=0, n_init=4, **FAST), storage=path).trials) == 5
     path = tmp_path / "other.db"
     _stored_study(space, path, **{option: other})
     message = (f"^this study ran BODi with {option}={other!r}, an option this version of "
                "bodi no longer has")
     for reopen in (lambda: bodi.load_study(path),
-                   lambda: bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST)):
+                   lambda: create_study(bodi.BODi(space, seed=0, n_init=4, **FAST), storage=path)):
         with pytest.raises(ValueError, match=message) as error:
             reopen()
         assert "\n" not in str(error.value)
@@ -406,19 +454,19 @@ def test_an_all_categorical_space_has_no_first_order_term_by_default():
                   SearchSpace([Categorical("a", ["x", "y", "z"]), Binary("b")])):
         assert default_first_order(other) == bodi.BODi(other).first_order == "auto-rescale"
     opt = run_bodi(categorical, 10, seed=3, n_init=6)
-    assert FirstOrderKernel not in {type(k) for k in opt.model.covar_module.modules()}
+    assert FirstOrderKernel not in {type(k) for k in opt.optimizer.model.covar_module.modules()}
 
 
 def _check_an_older_study_continues(space, tmp_path, option: str, old, message: str) -> None:
     """A study stored with ``option=old`` (an older version's default) says which setting
     differs when BODi's default is given, and continues with its own through ``load_study``."""
     path = tmp_path / "study.db"
-    stored = bodi.BODi(space, seed=0, n_init=4, storage=path, **{option: old}, **FAST)
+    stored = create_study(bodi.BODi(space, seed=0, n_init=4, **{option: old}, **FAST), storage=path)
     stored.tell(stored.ask(4), [1.0, 2.0, 3.0, 4.0])
     with pytest.raises(ValueError, match=message):
-        bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST)
+        create_study(bodi.BODi(space, seed=0, n_init=4, **FAST), storage=path)
     loaded = bodi.load_study(path)
-    assert getattr(loaded, option) == old
+    assert getattr(loaded.optimizer, option) == old
     loaded.tell(loaded.ask(), 0.5)
 
 
@@ -461,13 +509,21 @@ def test_the_box_rule_changes_nothing_without_continuous_or_integer_parameters()
     runs = []
     for box in ({}, {"box_failure_tolerance": 1}):
         # a region that shrinks, restarts and regrows within the run
-        opt = bodi.BODi(space, seed=3, n_init=4, num_restarts=2, raw_samples=64,
-                        dictionary_size=8, trust_region={"init_radius": 4, "max_radius": 6,
-                                                         "failure_tolerance": 2, **box})
+        study = create_study(
+            bodi.BODi(
+                space,
+                seed=3,
+                n_init=4,
+                num_restarts=2,
+                raw_samples=64,
+                dictionary_size=8,
+                trust_region={"init_radius": 4, "max_radius": 6, "failure_tolerance": 2, **box},
+            )
+        )
         xs = []
         for _ in range(16):
-            x = opt.ask()
-            opt.tell(x, f(x))
+            x = study.ask()
+            study.tell(x, f(x))
             xs.append(x)
         runs.append(xs)
     assert runs[0] == runs[1]
@@ -496,19 +552,29 @@ def test_the_default_region_has_the_box_rule_and_a_bodi_02_study_keeps_its_regio
     assert old.trust_region_settings == TrustRegionSettings()  # bodi 0.2's region
     # a study stored before the field existed resumes with the box shrinking with the radius
     path = tmp_path / "study.db"
-    stored = bodi.BODi(space, seed=0, n_init=4, dictionary_size=8, storage=path,
-                       trust_region=TrustRegionSettings())
+    stored = create_study(
+        bodi.BODi(space, seed=0, n_init=4, dictionary_size=8, trust_region=TrustRegionSettings()),
+        storage=path,
+    )
     stored.tell(stored.ask(4), [1.0, 2.0, 3.0, 4.0])
     with sqlite3.connect(path) as db:
         (settings,) = db.execute("SELECT settings FROM studies").fetchone()
         settings = json.loads(settings)
         del settings["trust_region"]["box_failure_tolerance"]
         db.execute("UPDATE studies SET settings = ?", (json.dumps(settings),))
-    assert bodi.load_study(path).trust_region_settings == TrustRegionSettings()
+    assert bodi.load_study(path).optimizer.trust_region_settings == TrustRegionSettings()
     with pytest.raises(ValueError, match="trust_region"):  # not silently today's region
-        bodi.BODi(space, seed=0, n_init=4, dictionary_size=8, storage=path)
-    resumed = bodi.BODi(space, seed=0, n_init=4, dictionary_size=8, storage=path,
-                        trust_region={"box_failure_tolerance": None, "failure_tolerance": 40})
+        create_study(bodi.BODi(space, seed=0, n_init=4, dictionary_size=8), storage=path)
+    resumed = create_study(
+        bodi.BODi(
+            space,
+            seed=0,
+            n_init=4,
+            dictionary_size=8,
+            trust_region={"box_failure_tolerance": None, "failure_tolerance": 40},
+        ),
+        storage=path,
+    )
     assert len(resumed.trials) == 4
 
 
@@ -521,21 +587,37 @@ def test_the_default_region_shrinks_after_ten_failures_and_a_05_study_continues(
     assert CASMOPOLITAN(space).trust_region_settings.failure_tolerance == 40  # unchanged
     # the default and the spec that names it are one method: the same suggestions
     default = run_bodi(problem, 13, seed=5, n_init=10)
-    named = drive(make_optimizer("bodi[trust_region.failure_tolerance=10]", space, seed=5,
-                                  direction="minimize", n_init=10, **FAST), problem, 13)
+    named = drive(
+        create_study(
+            make_optimizer(
+                "bodi[trust_region.failure_tolerance=10]",
+                space,
+                seed=5,
+                direction="minimize",
+                n_init=10,
+                **FAST,
+            )
+        ),
+        problem,
+        13,
+    )
     assert [t.params for t in default.trials] == [t.params for t in named.trials]
     # a study of bodi 0.5 (CASMOPOLITAN's 40) says which setting differs, and continues with
     # its own region
     path = tmp_path / "study.db"
-    old = bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST,
-                    trust_region={"failure_tolerance": 40})
+    old = create_study(
+        bodi.BODi(space, seed=0, n_init=4, **FAST, trust_region={"failure_tolerance": 40}),
+        storage=path,
+    )
     old.tell(old.ask(4), [1.0, 2.0, 3.0, 4.0])
     with pytest.raises(ValueError, match="trust_region"):
-        bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST)
-    resumed = bodi.BODi(space, seed=0, n_init=4, storage=path, **FAST,
-                        trust_region={"failure_tolerance": 40})
+        create_study(bodi.BODi(space, seed=0, n_init=4, **FAST), storage=path)
+    resumed = create_study(
+        bodi.BODi(space, seed=0, n_init=4, **FAST, trust_region={"failure_tolerance": 40}),
+        storage=path,
+    )
     assert len(resumed.trials) == 4
-    assert resumed.trust_region_settings == TrustRegionSettings(box_failure_tolerance=4)
+    assert resumed.optimizer.trust_region_settings == TrustRegionSettings(box_failure_tolerance=4)
 
 
 def test_with_the_box_rule_the_region_of_a_mixed_space_is_the_replayed_state():
@@ -546,15 +628,24 @@ def test_with_the_box_rule_the_region_of_a_mixed_space_is_the_replayed_state():
     )
 
     problem = planted_mixed(seed=2)
-    opt = bodi.BODi(problem.space, seed=1, n_init=5, num_restarts=2, raw_samples=64,
-                    dictionary_size=8, trust_region={"box_failure_tolerance": 1})
-    drive(opt, problem, 14)
-    progress = opt.progress(opt.history)
-    moved = discrete_moves(opt.X_completed[:, problem.space.discrete_dims], progress)
+    study = create_study(
+        bodi.BODi(
+            problem.space,
+            seed=1,
+            n_init=5,
+            num_restarts=2,
+            raw_samples=64,
+            dictionary_size=8,
+            trust_region={"box_failure_tolerance": 1},
+        )
+    )
+    drive(study, problem, 14)
+    progress = study.optimizer.progress(study.history)
+    moved = discrete_moves(study.history.X_completed[:, problem.space.discrete_dims], progress)
     settings = TrustRegionSettings(box_failure_tolerance=1)
     state = trust_region_state(progress, 5, settings, len(problem.space.discrete_dims),
                                moved)
-    assert opt.trust_region(opt.history).length == pytest.approx(state.length)
+    assert study.optimizer.trust_region(study.history).length == pytest.approx(state.length)
     n_discrete = len(problem.space.discrete_dims)
     # the box narrowed at some point of the run (CASMOPOLITAN's would not have: 40 failures)
     assert any(trust_region_state(progress[:k], 5, settings, n_discrete, moved[:k]).length
@@ -588,12 +679,14 @@ def test_the_first_order_term_is_in_the_model_where_the_fit_keeps_it():
     from bodi.problems.registry import get_problem
 
     additive = planted_binary(16, seed=4)
-    opt = drive(bodi.BODi(additive.space, seed=0, n_init=8, **FAST), additive, 10)
-    assert first_order_share(opt.model) > 0.01
-    kept = drive(WithFirstOrder(additive.space, seed=0, n_init=8, **FAST), additive, 10)
-    for model in (opt.model, kept.model):
+    opt = drive(create_study(bodi.BODi(additive.space, seed=0, n_init=8, **FAST)), additive, 10)
+    assert first_order_share(opt.optimizer.model) > 0.01
+    kept = drive(
+        create_study(WithFirstOrder(additive.space, seed=0, n_init=8, **FAST)), additive, 10
+    )
+    for model in (opt.optimizer.model, kept.optimizer.model):
         kinds = {type(k) for k in model.covar_module.modules()}
         assert {FirstOrderKernel, HammingEmbeddingKernel} <= kinds
     labs = get_problem("labs50-shifted")
-    opt = drive(bodi.BODi(labs.space, seed=0, n_init=20, **FAST), labs, 22)
-    assert FirstOrderKernel not in {type(k) for k in opt.model.covar_module.modules()}
+    opt = drive(create_study(bodi.BODi(labs.space, seed=0, n_init=20, **FAST)), labs, 22)
+    assert FirstOrderKernel not in {type(k) for k in opt.optimizer.model.covar_module.modules()}

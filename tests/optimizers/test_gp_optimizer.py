@@ -13,20 +13,24 @@ from bodi.optimizers.registry import make_optimizer
 from bodi.optimizers.training_data import nearest_rows
 from bodi.problems import planted_binary, planted_mixed
 from bodi.space import Binary, Continuous, SearchSpace
+from bodi.study import create_study
 
 
 def test_max_model_points_fits_the_model_on_the_trials_nearest_the_region_centre(tmp_path):
     problem = planted_mixed(10, 2, 1, seed=2)
     storage = tmp_path / "s.db"
     # the whole design in the model: the rows kept are max_model_points' choice alone
-    opt = bodi.BODi(problem.space, seed=0, n_init=10, max_model_points=8, storage=storage,
-                    study_name="local", **FAST)
-    drive(opt, problem, 14)
-    train_X = opt.model.train_inputs[0]
+    study = create_study(
+        bodi.BODi(problem.space, seed=0, n_init=10, max_model_points=8, **FAST),
+        storage=storage,
+        study_name="local",
+    )
+    drive(study, problem, 14)
+    train_X = study.optimizer.model.train_inputs[0]
     assert train_X.shape[0] == 8  # of 13 completed trials when the last model was fitted
-    X_before = opt.X_completed[:13]
-    center = opt.region.center if opt.region is not None else X_before[
-        opt.Y_completed[:13].argmax()]
+    X_before = study.history.X_completed[:13]
+    center = study.optimizer.region.center if study.optimizer.region is not None else X_before[
+        study.history.Y_completed[:13].argmax()]
     rows = nearest_rows(problem.space, X_before, center, 8)
     assert torch.equal(train_X, X_before[rows])
     # the nearest 8 include the centre and no farther trial is kept over a nearer one
@@ -39,7 +43,7 @@ def test_max_model_points_fits_the_model_on_the_trials_nearest_the_region_centre
     assert distance[kept].max() <= distance[~kept].min()
     # stored with the study; a resumed study continues with the same setting
     resumed = bodi.load_study(storage, "local")
-    assert resumed.max_model_points == 8
+    assert resumed.optimizer.max_model_points == 8
 
 
 def test_nearest_rows_breaks_ties_by_order():
@@ -62,16 +66,18 @@ NARROW = {"init_radius": 4, "max_radius": 8}
 
 def test_few_design_rows_are_the_designs_first_points_its_best_and_every_later_trial():
     problem = planted_binary(30, seed=2)
-    opt = bodi.BODi(problem.space, seed=0, n_init=12, **FAST)
-    drive(opt, problem, 12)
-    assert opt.few_design_rows(opt.history, torch.arange(12)).all()  # nothing beyond the design yet
-    drive(opt, problem, 3)
-    assert torch.equal(opt.X_completed[:12], opt._design)
+    study = create_study(bodi.BODi(problem.space, seed=0, n_init=12, **FAST))
+    drive(study, problem, 12)
+    assert study.optimizer.few_design_rows(
+        study.history, torch.arange(12)
+    ).all()  # nothing beyond the design yet
+    drive(study, problem, 3)
+    assert torch.equal(study.history.X_completed[:12], study.optimizer._design)
     expected = torch.zeros(15, dtype=torch.bool)
     expected[:DESIGN_FEW] = expected[12:] = True
-    expected[int(opt.utility(opt.history)[:12].argmax())] = True
+    expected[int(study.optimizer.utility(study.history)[:12].argmax())] = True
     assert int(expected[:12].sum()) == 6  # the design's best is not among its first five
-    assert torch.equal(opt.few_design_rows(opt.history, torch.arange(15)), expected)
+    assert torch.equal(study.optimizer.few_design_rows(study.history, torch.arange(15)), expected)
 
 
 def _with_noisy_design(opt, problem, asks: int = 20):
@@ -92,12 +98,13 @@ def test_the_whole_design_is_in_the_model_where_the_region_reaches_a_uniform_poi
     # a region nothing is out of reach
     problem = planted_binary(24, seed=1)
     options = {} if trust_region is None else {"trust_region": trust_region}
-    runs = [_with_noisy_design(cls(problem.space, seed=0, n_init=12, **options, **FAST),
-                               problem) for cls in (bodi.BODi, WholeDesign)]
+    runs = [_with_noisy_design(create_study(cls(problem.space, seed=0, n_init=12, **options,
+                                                **FAST)), problem)
+            for cls in (bodi.BODi, WholeDesign)]
     for run in runs:
         run.ask()
     assert [t.params for t in runs[0].trials] == [t.params for t in runs[1].trials]
-    assert len(runs[0].model.train_inputs[0]) == 20
+    assert len(runs[0].optimizer.model.train_inputs[0]) == 20
 
 
 def test_beyond_the_regions_reach_the_model_leaves_out_a_design_that_does_not_fit():
@@ -105,16 +112,16 @@ def test_beyond_the_regions_reach_the_model_leaves_out_a_design_that_does_not_fi
     where the region cannot reach a uniform point, the model leaves most of the design out
     (the whole design's model would keep it)."""
     problem = planted_binary(24, seed=1)
-    opt = _with_noisy_design(bodi.BODi(problem.space, seed=0, n_init=12, trust_region=NARROW,
-                                       **FAST), problem)
-    few = opt.few_design_rows(opt.history, torch.arange(20))
+    opt = _with_noisy_design(create_study(bodi.BODi(problem.space, seed=0, n_init=12,
+                                                    trust_region=NARROW, **FAST)), problem)
+    few = opt.optimizer.few_design_rows(opt.history, torch.arange(20))
     assert 13 <= int(few.sum()) <= 14  # the first five, the best, the eight later
     opt.ask()
-    assert len(opt.model.train_inputs[0]) == int(few.sum())
-    whole = _with_noisy_design(WholeDesign(problem.space, seed=0, n_init=12,
-                                           trust_region=NARROW, **FAST), problem)
+    assert len(opt.optimizer.model.train_inputs[0]) == int(few.sum())
+    whole = _with_noisy_design(create_study(WholeDesign(problem.space, seed=0, n_init=12,
+                                                        trust_region=NARROW, **FAST)), problem)
     whole.ask()
-    assert len(whole.model.train_inputs[0]) == 20
+    assert len(whole.optimizer.model.train_inputs[0]) == 20
 
 
 @pytest.mark.filterwarnings("ignore:objective value nan recorded as a failed trial")
@@ -126,33 +133,37 @@ def test_failed_trials_worst_puts_failed_points_in_the_model_at_the_worst_outcom
     problem = planted_binary(16, seed=3)
     storage = tmp_path / "s.db"
 
-    def run(failed_trials: str | None) -> bodi.BODi:
+    def run(failed_trials: str | None) -> bodi.Study:
         options = {} if failed_trials is None else {"failed_trials": failed_trials}
-        opt = bodi.BODi(problem.space, seed=0, n_init=8, outcome_constraints=1,
-                        storage=storage, study_name=str(failed_trials), **options, **FAST)
+        study = create_study(
+            bodi.BODi(problem.space, seed=0, n_init=8, outcome_constraints=1, **options, **FAST),
+            storage=storage,
+            study_name=str(failed_trials),
+        )
         for i in range(11):
-            x = opt.ask()
+            x = study.ask()
             value = float(problem(x)) if i % 4 else math.nan  # trials 0, 4, 8 fail
-            opt.tell(x, value, constraints=[value - 3.0])
-        opt.ask()
-        return opt
+            study.tell(x, value, constraints=[value - 3.0])
+        study.ask()
+        return study
 
     opt = run("worst")
-    X, n_failed = opt.X_completed, len(opt.X_failed)
+    X, n_failed = opt.history.X_completed, len(opt.history.X_failed)
     assert n_failed == 3
-    objective, constraint = opt.model.models
-    assert torch.equal(objective.train_inputs[0], torch.cat([X, opt.X_failed]))
+    objective, constraint = opt.optimizer.model.models
+    assert torch.equal(objective.train_inputs[0], torch.cat([X, opt.history.X_failed]))
 
     def targets(model):
         return model.outcome_transform.untransform(model.train_targets.unsqueeze(-1))[0][:, 0]
 
-    Y, C = opt.Y_completed[:, 0], opt.C_completed[:, 0]  # Y: larger is better
+    Y, C = opt.history.Y_completed[:, 0], opt.history.C_completed[:, 0]  # Y: larger is better
     assert torch.allclose(targets(objective)[len(X):], Y.min().expand(n_failed))
     assert torch.allclose(targets(constraint)[len(X):], C.max().expand(n_failed))
     assert torch.allclose(targets(objective)[:len(X)], Y)
-    assert bodi.load_study(storage, "worst").failed_trials == "worst"
+    assert bodi.load_study(storage, "worst").optimizer.failed_trials == "worst"
     ignoring = run("ignore")
-    assert torch.equal(ignoring.model.models[0].train_inputs[0], ignoring.X_completed)
+    assert torch.equal(ignoring.optimizer.model.models[0].train_inputs[0],
+                       ignoring.history.X_completed)
     assert bodi.BODi.legacy_settings["failed_trials"] == "ignore"
     assert make_optimizer("bodi[failed_trials=worst]", problem.space, seed=0,
                           direction="minimize").failed_trials == "worst"
@@ -171,15 +182,19 @@ def test_failed_trials_constraint_models_failure_beside_the_objective():
     from botorch.models.model import ModelList
 
     problem = planted_binary(16, seed=3)
-    opt = bodi.BODi(problem.space, seed=0, n_init=8, **FAST)
-    assert (opt.acquisition, opt.failed_trials) == ("ucb", "constraint")
+    study = create_study(bodi.BODi(problem.space, seed=0, n_init=8, **FAST))
+    assert (study.optimizer.acquisition, study.optimizer.failed_trials) == ("ucb", "constraint")
     for i in range(11):
-        x = opt.ask()
-        opt.tell(x, float(problem(x)) if i % 4 else math.nan)  # trials 0, 4, 8 fail
-    opt.ask()
-    X, X_failed = opt.X_completed, opt.X_failed
-    assert torch.equal(opt.model.train_inputs[0], X)  # the objective: completed trials only
-    model, Y = opt.with_failure_constraint(opt.history, opt.model, X, opt.Y_completed)
+        x = study.ask()
+        study.tell(x, float(problem(x)) if i % 4 else math.nan)  # trials 0, 4, 8 fail
+    study.ask()
+    X, X_failed = study.history.X_completed, study.history.X_failed
+    assert torch.equal(
+        study.optimizer.model.train_inputs[0], X
+    )  # the objective: completed trials only
+    model, Y = study.optimizer.with_failure_constraint(
+        study.history, study.optimizer.model, X, study.history.Y_completed
+    )
     assert isinstance(model, ModelList) and len(model.models) == 2
     failure = model.models[-1]
     assert torch.equal(failure.train_inputs[0], torch.cat([X, X_failed]))
@@ -188,13 +203,21 @@ def test_failed_trials_constraint_models_failure_beside_the_objective():
     assert torch.equal(Y[:, -1], -torch.ones(len(X)))
     with pytest.raises(ValueError, match="unknown acquisition 'ts'"):
         bodi.BODi(problem.space, acquisition="ts")
-    two = bodi.BODi(problem.space, seed=0, n_init=6, directions=["minimize", "minimize"],
-                    ref_point=[20.0, 20.0], **FAST)  # several objectives: qLogNEHVI's constraint
+    two = create_study(
+        bodi.BODi(
+            problem.space,
+            seed=0,
+            n_init=6,
+            directions=["minimize", "minimize"],
+            ref_point=[20.0, 20.0],
+            **FAST,
+        )
+    )  # several objectives: qLogNEHVI's constraint
     for i in range(9):
         x = two.ask()
         two.tell(x, [float(problem(x)), -float(problem(x))] if i % 3 else [math.nan] * 2)
     finished = [t.params for t in two.trials]
-    assert len(two.X_failed) == 3 and two.ask() not in finished
+    assert len(two.history.X_failed) == 3 and two.ask() not in finished
     for spec, expected in (("bodi[acquisition=logei]", "constraint"),
                            ("bodi-paper", "ignore"), ("bodi", "constraint")):
         assert make_optimizer(spec, problem.space, seed=0,
@@ -206,14 +229,17 @@ def test_leaving_the_design_out_compares_a_model_list_on_all_its_outcomes():
     held-out densities add up, and a design of unrelated noise is left out of both."""
     problem = planted_binary(24, seed=1)
     g = torch.Generator().manual_seed(0)
-    opt = bodi.BODi(problem.space, seed=0, n_init=12, trust_region=NARROW,
-                    outcome_constraints=1, **FAST)
+    study = create_study(
+        bodi.BODi(
+            problem.space, seed=0, n_init=12, trust_region=NARROW, outcome_constraints=1, **FAST
+        )
+    )
     for i in range(20):
-        x = opt.ask()
+        x = study.ask()
         value = float(problem(x))
         noise = 100.0 * torch.randn(2, generator=g)
-        opt.tell(x, float(noise[0]) if i < 12 else value,
+        study.tell(x, float(noise[0]) if i < 12 else value,
                  constraints=[float(noise[1]) if i < 12 else value - 8.0])
-    few = int(opt.few_design_rows(opt.history, torch.arange(20)).sum())
-    opt.ask()
-    assert [len(m.train_inputs[0]) for m in opt.model.models] == [few, few]
+    few = int(study.optimizer.few_design_rows(study.history, torch.arange(20)).sum())
+    study.ask()
+    assert [len(m.train_inputs[0]) for m in study.optimizer.model.models] == [few, few]

@@ -9,6 +9,7 @@ from bodi.neighbours import nearby_new_point
 from bodi.novelty import row_keys
 from bodi.optimizers import RandomSearch
 from bodi.space import Binary, Continuous, SearchSpace
+from bodi.study import create_study
 
 SPACE = SearchSpace([Binary(f"b{i}") for i in range(12)] + [Continuous("u", 0.0, 1.0)])
 SMALL = {"dictionary_size": 16, "num_restarts": 4, "raw_samples": 128}
@@ -28,14 +29,14 @@ def test_forty_distinct_configurations_with_the_optimum_at_a_corner(mode):
     options = {"sequential": {}, "batch": {"batch_size": 4}, "asynchronous": {"n_workers": 3}}
     result = bodi.minimize(ones_plus_u, SPACE, budget=40, seed=0, n_init=10, **SMALL,
                            **options[mode])
-    assert len(result.history) == 40
-    assert _distinct(result.history) == 40
+    assert len(result.trials) == 40
+    assert _distinct(result.trials) == 40
     assert result.best_value < 2.0
 
 
 def test_default_bodi_makes_no_repeat_in_the_reported_setting():
     result = bodi.minimize(ones_plus_u, SPACE, budget=40, seed=0)
-    assert _distinct(result.history) == 40
+    assert _distinct(result.trials) == 40
 
 
 def test_a_suggestion_equal_to_a_trial_is_replaced_by_a_near_new_one():
@@ -45,15 +46,15 @@ def test_a_suggestion_equal_to_a_trial_is_replaced_by_a_near_new_one():
         def _suggest(self, history, n):
             return torch.zeros(n, self.space.dim, dtype=torch.float64)
 
-    opt = Stubborn(SPACE, seed=0)
-    first = opt.ask(3)
+    study = create_study(Stubborn(SPACE, seed=0))
+    first = study.ask(3)
     assert first[0] == {**{f"b{i}": False for i in range(12)}, "u": 0.0}
-    keys = row_keys(SPACE, torch.stack([t.x for t in opt.trials])).tolist()
+    keys = row_keys(SPACE, torch.stack([t.x for t in study.trials])).tolist()
     assert len(set(keys)) == 3
     # the replacements are neighbours: one parameter changed
     for params in first[1:]:
         assert sum(params[k] != first[0][k] for k in params) == 1
-    repeats = Stubborn(SPACE, seed=0, allow_repeats=True)
+    repeats = create_study(Stubborn(SPACE, seed=0, allow_repeats=True))
     assert repeats.ask(2) == [first[0], first[0]]
 
 
@@ -76,4 +77,4 @@ def test_other_methods_make_no_repeat_in_a_mixed_space(method):
 
     opt = make_optimizer(method, SPACE, seed=1, direction="minimize", n_init=6)
     result = bodi.minimize(ones_plus_u, SPACE, budget=14, optimizer=opt)
-    assert _distinct(result.history) == 14
+    assert _distinct(result.trials) == 14

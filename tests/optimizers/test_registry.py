@@ -7,6 +7,7 @@ from bodi.initial_design import initial_design
 from bodi.optimizers.registry import METHODS, configuration, make_optimizer, optimizer_class
 from bodi.problems import planted_binary, planted_categorical, planted_mixed
 from bodi.space import Binary, Categorical, SearchSpace
+from bodi.study import create_study
 
 PROBLEMS = {
     "binary": lambda: planted_binary(8, seed=2),
@@ -24,16 +25,17 @@ def _spec(name):
 @pytest.mark.parametrize("name", sorted(METHODS))
 def test_every_method_runs_on_every_kind_of_space(name, kind):
     problem = PROBLEMS[kind]()
-    opt = make_optimizer(_spec(name), problem.space, seed=1, direction=problem.direction,
-                         n_init=4)
+    study = create_study(
+        make_optimizer(_spec(name), problem.space, seed=1, direction=problem.direction, n_init=4)
+    )
     for _ in range(7):
-        x = opt.ask()
+        x = study.ask()
         assert problem.space.contains(problem.space.encode(x)).all()
-        opt.tell(x, float(problem(x)))
-    assert all(t.state == "complete" for t in opt.trials)
+        study.tell(x, float(problem(x)))
+    assert all(t.state == "complete" for t in study.trials)
     if optimizer_class(name).uses_initial_design:
         design = problem.space.decode(initial_design(problem.space, 4, 1))
-        assert [t.params for t in opt.trials[:4]] == design
+        assert [t.params for t in study.trials[:4]] == design
 
 
 def test_bodi_paper_pins_the_papers_configuration():

@@ -82,7 +82,9 @@ def _delete_and_recreate_under_a_running_worker(storage, folder):
                 break
         time.sleep(0.1)
     assert main(["studies", storage, "--delete", "default"]) == 0
-    fresh = bodi.RandomSearch(SPACE, seed=1, storage=storage)  # the same name, another study
+    fresh = bodi.create_study(
+        bodi.RandomSearch(SPACE, seed=1), storage=storage
+    )  # the same name, another study
     for _ in range(2):
         fresh.tell(fresh.ask(), -1.0)
     _, err = worker.communicate(timeout=120)
@@ -196,18 +198,18 @@ def test_a_restored_study_file_is_read_as_it_is_not_with_the_runs_old_log(tmp_pa
     from bodi.storage import StudyFileGoneError
 
     monkeypatch.chdir(tmp_path)
-    opt = bodi.RandomSearch(SPACE, seed=0, storage="study.db")
+    study = bodi.create_study(bodi.RandomSearch(SPACE, seed=0), storage="study.db")
     for _ in range(3):
-        opt.tell(opt.ask(), 1.0)
+        study.tell(study.ask(), 1.0)
     source, backup = sqlite3.connect("study.db"), sqlite3.connect("backup.db")
     source.backup(backup)
     backup.close()
     source.close()
     for _ in range(2):
-        opt.tell(opt.ask(), 2.0)
+        study.tell(study.ask(), 2.0)
     os.replace("backup.db", "study.db")  # the backup of three trials restored mid-run
     with pytest.raises(StudyFileGoneError, match="replaced by another file"):
-        opt.tell(opt.ask(), 3.0)
+        study.tell(study.ask(), 3.0)
     restored = bodi.load_study("study.db", read_only=True)
     assert [t.value for t in restored.trials] == [1.0, 1.0, 1.0]
     (recovered,) = tmp_path.glob("study.db.recovered-*.db")
@@ -221,13 +223,13 @@ def test_a_lock_held_at_opening_is_named_as_a_lock(tmp_path, monkeypatch):
     import bodi.storage.sqlite as sqlite_storage
 
     path = tmp_path / "study.db"
-    bodi.RandomSearch(SPACE, seed=0, storage=path).close()
+    bodi.create_study(bodi.RandomSearch(SPACE, seed=0), storage=path).close()
     monkeypatch.setattr(sqlite_storage, "LOCK_SECONDS", 0.5)
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
         with pytest.raises(ValueError, match="stayed locked by another process"):
-            bodi.RandomSearch(SPACE, seed=0, storage=path)
+            bodi.create_study(bodi.RandomSearch(SPACE, seed=0), storage=path)
     finally:
         holder.execute("ROLLBACK")
         holder.close()
@@ -247,12 +249,14 @@ def test_a_full_disk_at_the_first_opening_is_one_line_and_leaves_no_file(tmp_pat
                 handle.write(b"\0" * 4096)
                 handle.flush()
         with pytest.raises(ValueError, match="cannot be written here"):
-            bodi.RandomSearch(SPACE, seed=0, storage=disk / "study.db")
+            bodi.create_study(bodi.RandomSearch(SPACE, seed=0), storage=disk / "study.db")
         assert sorted(p.name for p in disk.iterdir()) == ["filler"]
         (disk / "filler").unlink()
-        opt = bodi.RandomSearch(SPACE, seed=0, storage=disk / "study.db")  # room again
-        opt.tell(opt.ask(), 1.0)
-        opt.close()
+        study = bodi.create_study(
+            bodi.RandomSearch(SPACE, seed=0), storage=disk / "study.db"
+        )  # room again
+        study.tell(study.ask(), 1.0)
+        study.close()
     finally:
         subprocess.run(["umount", "--lazy", str(disk)], capture_output=True)
 
@@ -275,10 +279,10 @@ DAMAGES = {
 @pytest.fixture(scope="module")
 def intact_study(tmp_path_factory):
     path = tmp_path_factory.mktemp("intact") / "study.db"
-    opt = bodi.RandomSearch(SPACE, seed=0, storage=path)
+    study = bodi.create_study(bodi.RandomSearch(SPACE, seed=0), storage=path)
     for _ in range(4):
-        opt.tell(opt.ask(), 1.0)
-    opt.close()
+        study.tell(study.ask(), 1.0)
+    study.close()
     return path
 
 

@@ -15,6 +15,7 @@ import bodi
 from bodi.cli import main
 from bodi.space import Binary, Categorical, SearchSpace
 from bodi.stored_studies import copy_study
+from bodi.study import create_study
 
 SPACE = SearchSpace([Binary(f"b{i}") for i in range(8)] + [Categorical("c", ["x", "y", "z"])])
 SMALL = {"dictionary_size": 8, "num_restarts": 2, "raw_samples": 64, "n_init": 4}
@@ -32,9 +33,9 @@ def url(postgres_url):
 def test_a_study_in_postgres_runs_resumes_and_shows(url, tmp_path, capsys):
     result = bodi.minimize(value, SPACE, budget=8, seed=0, storage=url, **SMALL)
     study = bodi.load_study(url)
-    assert [t.params for t in study.trials] == [t.params for t in result.history]
-    more = bodi.minimize(value, SPACE, budget=10, optimizer=study)
-    assert len(more.history) == 10
+    assert [t.params for t in study.trials] == [t.params for t in result.trials]
+    more = bodi.minimize(value, SPACE, budget=10, study=study)
+    assert len(more.trials) == 10
     assert main(["show", url, "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["trials"]) == 10
     assert main(["studies", url, "--copy", "default", "--to", str(tmp_path / "copy.db")]) == 0
@@ -45,21 +46,23 @@ def test_a_study_in_postgres_runs_resumes_and_shows(url, tmp_path, capsys):
 
 def test_an_unreachable_server_is_one_clear_error():
     with pytest.raises(ValueError, match="cannot reach the study database"):
-        bodi.BODi(SPACE, storage="postgresql://bodi@127.0.0.1:9/none")
+        create_study(bodi.BODi(SPACE), storage="postgresql://bodi@127.0.0.1:9/none")
 
 
 def test_concurrent_claims_never_share_a_configuration(url):
     """Eight threads, each its own connection and worker, claim at once."""
-    bodi.RandomSearch(SPACE, seed=0, storage=url).close()  # the study exists
+    create_study(bodi.RandomSearch(SPACE, seed=0), storage=url).close()  # the study exists
     claimed, errors = [], []
 
     def work(seed):
         try:
-            opt = bodi.RandomSearch(SPACE, seed=0, storage=url)  # the same seed on purpose
+            study = create_study(
+                bodi.RandomSearch(SPACE, seed=0), storage=url
+            )  # the same seed on purpose
             for _ in range(5):
-                x = opt.ask()
+                x = study.ask()
                 claimed.append(json.dumps(x, sort_keys=True))
-                opt.tell(x, value(x))
+                study.tell(x, value(x))
         except Exception as err:  # pragma: no cover - reported below
             errors.append(err)
 
@@ -174,8 +177,8 @@ def test_a_nul_byte_in_an_objectives_message_is_stored_and_the_run_goes_on(url):
 
     result = bodi.minimize(f, SPACE, budget=8, seed=0, storage=url, catch=RuntimeError,
                            **SMALL)
-    failed = [t for t in result.history if t.state == "failed"]
-    assert len(result.history) == 8 and failed
+    failed = [t for t in result.trials if t.state == "failed"]
+    assert len(result.trials) == 8 and failed
     assert all(t.message == "RuntimeError: bad\\x00input" for t in failed)
     stored = bodi.load_study(url, read_only=True)
-    assert [t.message for t in stored.trials] == [t.message for t in result.history]
+    assert [t.message for t in stored.trials] == [t.message for t in result.trials]

@@ -8,6 +8,7 @@ from study_files import forget_settings
 import bodi
 from bodi.space import Binary, Categorical, Continuous, SearchSpace
 from bodi.storage import InMemoryStorage, SQLiteStorage
+from bodi.study import create_study
 
 SPACE = SearchSpace([Binary(f"b{i}") for i in range(6)] + [Categorical("c", ["x", "y", "z"])])
 
@@ -16,11 +17,11 @@ def f(c):
     return sum(c[f"b{i}"] for i in range(6)) + (c["c"] != "y")
 
 
-def _opt(path, **kwargs):
+def _opt(path, study_name=None, **kwargs):
     options = {"seed": 0, "n_init": 4, "dictionary_size": 16, "num_restarts": 4,
                "raw_samples": 128}
     options.update(kwargs)
-    return bodi.BODi(SPACE, storage=path, **options)
+    return create_study(bodi.BODi(SPACE, **options), storage=path, study_name=study_name)
 
 
 def test_every_state_change_is_committed_and_a_reload_continues_identically(tmp_path):
@@ -39,7 +40,10 @@ def test_every_state_change_is_committed_and_a_reload_continues_identically(tmp_
         assert db.execute("SELECT COUNT(*) FROM trials WHERE state='pending'").fetchone() == (1,)
 
     loaded = bodi.load_study(path)
-    assert isinstance(loaded, bodi.BODi) and loaded.settings() == opt.settings()
+    assert (
+        isinstance(loaded.optimizer, bodi.BODi)
+        and loaded.optimizer.settings() == opt.optimizer.settings()
+    )
     assert [t.params for t in loaded.trials] == [t.params for t in opt.trials]
     assert loaded.ask() == pending  # the pending trial is re-issued first
     loaded.tell(pending, f(pending))
@@ -73,7 +77,7 @@ def test_resuming_with_another_space_or_settings_is_refused_and_changes_nothing(
     other = SearchSpace([Binary("b0"), Continuous("u", 0, 1)])
     with pytest.raises(ValueError, match=r"other settings \(space: parameter 'b1' only in the "
                                          r"stored space"):
-        bodi.BODi(other, storage=path, seed=0)
+        create_study(bodi.BODi(other, seed=0), storage=path)
     with pytest.raises(ValueError, match=r"settings\.n_init: stored \d+, given 5.*--study-name"):
         _opt(path, n_init=5)
     with pytest.raises(ValueError, match=r"seed: stored 0, given 1"):
@@ -113,10 +117,10 @@ def test_foreign_sqlite_database_is_reported_and_left_unchanged(tmp_path):
 def test_several_studies_in_one_file_and_load_errors(tmp_path):
     path = tmp_path / "many.db"
     _opt(path, study_name="a").tell({**{f"b{i}": False for i in range(6)}, "c": "x"}, 1.0)
-    bodi.RandomSearch(SPACE, seed=3, storage=path, study_name="b")
+    create_study(bodi.RandomSearch(SPACE, seed=3), storage=path, study_name="b")
     with pytest.raises(ValueError, match="2 studies"):
         bodi.load_study(path)
-    assert isinstance(bodi.load_study(path, "b"), bodi.RandomSearch)
+    assert isinstance(bodi.load_study(path, "b").optimizer, bodi.RandomSearch)
     assert len(bodi.load_study(path, "a").trials) == 1
     with pytest.raises(ValueError, match="no study 'c'"):
         bodi.load_study(path, "c")
@@ -126,10 +130,10 @@ def test_several_studies_in_one_file_and_load_errors(tmp_path):
 
 
 def test_in_memory_storage_is_the_default():
-    opt = bodi.RandomSearch(SPACE)
-    assert isinstance(opt.storage, InMemoryStorage)
-    opt.tell(opt.ask(), 2.0)
-    assert opt.storage.trials("default")[0].value == 2.0
+    study = create_study(bodi.RandomSearch(SPACE))
+    assert isinstance(study.storage, InMemoryStorage)
+    study.tell(study.ask(), 2.0)
+    assert study.storage.trials("default")[0].value == 2.0
 
 
 def test_a_study_stored_before_the_shift_robust_options_fails_with_one_line(tmp_path):

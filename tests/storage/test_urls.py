@@ -29,7 +29,7 @@ def test_a_relative_sqlite_url_is_a_study_in_the_working_directory(tmp_path, mon
                            storage="sqlite:///study.db", n_init=3, dictionary_size=4,
                            num_restarts=2, raw_samples=32)
     assert (tmp_path / "study.db").is_file()
-    assert len(bodi.load_study(tmp_path / "study.db").trials) == len(result.history) == 5
+    assert len(bodi.load_study(tmp_path / "study.db").trials) == len(result.trials) == 5
     store = open_storage("sqlite:///study.db", read_only=True)
     assert isinstance(store, SQLiteStorage) and store.study_names() == ["default"]
 
