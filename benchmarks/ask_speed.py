@@ -102,7 +102,7 @@ def stage_shares(opt, problem, repeats: int) -> dict[str, float]:
         return sum(entry[3] for (file, _, name), entry in stats.items()
                    if name == function and file.endswith(path))
 
-    ask = cumulative("bodi/optimizers/base.py", "ask")
+    ask = cumulative("bodi/study.py", "ask")
     suggest = cumulative("bodi/optimizers/base.py", "suggest")
     shares = {name: cumulative(path, function) / ask for name, path, function in STAGES}
     shares["rest of the suggestion"] = suggest / ask - sum(shares.values())

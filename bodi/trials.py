@@ -15,6 +15,7 @@ are :mod:`bodi.directions`'s.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
 import numbers
@@ -207,6 +208,21 @@ class History:
 
     def __getitem__(self, index: int) -> Trial:
         return self.trials[index]
+
+    def prefix(self, n: int) -> History:
+        """The history of the first ``n`` trials (in their states now)."""
+        points = None if self.points is None else self.points[:n]
+        return History(self.space, self.directions, self.outcome_constraints, self.trials[:n],
+                       points)
+
+    @cached_property
+    def digest(self) -> str:
+        """A hash of the trials' points, states, values and constraint values: equal for equal
+        histories."""
+        h = hashlib.sha256(self.X.numpy().tobytes())
+        h.update(json.dumps([(t.state, t.value, t.values, t.constraints) for t in self.trials],
+                            default=str).encode())
+        return h.hexdigest()
 
     @property
     def n_objectives(self) -> int:

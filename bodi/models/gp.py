@@ -25,6 +25,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 
 import torch
 from botorch.exceptions.warnings import InputDataWarning
@@ -47,7 +48,7 @@ from bodi.space import SearchSpace
 
 FIT_MAXITER = 100
 #: the GPs whose hyperparameters the next fits start from (see :func:`warm_started_fits`)
-_WARM_STARTS: ContextVar[tuple[list[SingleTaskGP], int] | None] = ContextVar(
+_WARM_STARTS: ContextVar[_WarmStarts | None] = ContextVar(
     "warm_starts", default=None)
 
 
@@ -230,15 +231,15 @@ def fit_model(model: SingleTaskGP, maxiter: int | None = FIT_MAXITER) -> SingleT
     likelihood, and L-BFGS-B spends >1000 evaluations crawling along them; the cap keeps a fit
     well under a second (see docs/speed.md). Inside :func:`warm_started_fits` a model with the
     same hyperparameters as one of the given GPs starts from that GP's values instead, with
-    fewer iterations.
+    fewer iterations, unless its loss there is worse than at its own start.
     """
     warm = _WARM_STARTS.get()
     source = None if warm is None else next(
-        (gp for gp in warm[0] if _same_hyperparameters(gp, model)), None)
+        (gp for gp in warm.sources if _same_hyperparameters(gp, model)), None)
     if source is not None:
-        warm[0].remove(source)
-        copy_hyperparameters(source, model)
-        maxiter = warm[1] if maxiter is None else min(maxiter, warm[1])
+        warm.sources.remove(source)
+        if _start_from(source, model, warm.same_inputs):
+            maxiter = warm.maxiter if maxiter is None else min(maxiter, warm.maxiter)
     mll = ExactMarginalLogLikelihood(model.likelihood, model)
     kwargs = {} if maxiter is None else {"optimizer_kwargs": {"options": {"maxiter": maxiter}}}
     with warnings.catch_warnings():
@@ -246,6 +247,46 @@ def fit_model(model: SingleTaskGP, maxiter: int | None = FIT_MAXITER) -> SingleT
         fit_gpytorch_mll(mll, **kwargs)
     model.eval()
     return model
+
+
+def _start_from(source: Model, model: SingleTaskGP, same_inputs: bool) -> bool:
+    """Move ``model``'s hyperparameters to ``source``'s (:func:`copy_hyperparameters`; with
+    ``same_inputs=False``, each embedding kernel's ARD lengthscales to the median of
+    ``source``'s, as its dictionary's rows are other random rows) if the fit's loss is no worse
+    there than at ``model``'s own values; whether it moved."""
+    before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    own = _fit_loss(model)
+    copy_hyperparameters(source, model)
+    if not same_inputs:
+        given = dict(source.named_parameters())
+        with torch.no_grad():
+            for name in _embedding_lengthscales(model):
+                if name in given:
+                    dict(model.named_parameters())[name].fill_(given[name].median())
+    if _fit_loss(model) <= own:
+        return True
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            parameter.copy_(before[name])
+    return False
+
+
+def _fit_loss(model: SingleTaskGP) -> float:
+    """The loss that :func:`fit_model` minimises, at ``model``'s current hyperparameters."""
+    model.train()
+    mll = ExactMarginalLogLikelihood(model.likelihood, model)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", InputDataWarning)
+        loss = (model.compute_custom_loss(mll) if hasattr(model, "compute_custom_loss")
+                else -mll(model(*model.train_inputs), model.train_targets))
+    return float(loss)
+
+
+def _embedding_lengthscales(model: Model) -> list[str]:
+    """The names of the raw ARD lengthscales of ``model``'s HED kernels (one per dictionary
+    row)."""
+    return [f"{path}.base_kernel.raw_lengthscale" for path, module in model.named_modules()
+            if isinstance(module, HammingEmbeddingKernel)]
 
 
 def copy_hyperparameters(source: Model, target: Model) -> None:
@@ -264,14 +305,25 @@ def _same_hyperparameters(source: Model, target: Model) -> bool:
     return all(given.get(name) == p.shape for name, p in target.named_parameters())
 
 
+@dataclass
+class _WarmStarts:
+    sources: list[SingleTaskGP]
+    maxiter: int
+    same_inputs: bool
+
+
 @contextmanager
-def warm_started_fits(source: Model, maxiter: int) -> Iterator[None]:
+def warm_started_fits(source: Model, maxiter: int, *, same_inputs: bool = True
+                      ) -> Iterator[None]:
     """Within the block, each :func:`fit_model` of a GP with the same hyperparameters as one of
     ``source``'s (a GP, or the GPs of a ``ModelList``, each used once, in order) starts from
     that GP's values and runs at most ``maxiter`` iterations: a cheap refit of a model on data
-    close to ``source``'s. Other fits (another kernel) run as usual."""
+    close to ``source``'s. ``same_inputs=False``: the models' HED kernels embed with other
+    dictionaries (their lengthscales start at the median of ``source``'s). Other fits (another
+    kernel) run as usual."""
     models = source.models if isinstance(source, ModelList) else [source]
-    token = _WARM_STARTS.set(([m for m in models if isinstance(m, SingleTaskGP)], maxiter))
+    token = _WARM_STARTS.set(_WarmStarts([m for m in models if isinstance(m, SingleTaskGP)],
+                                         maxiter, same_inputs))
     try:
         yield
     finally:

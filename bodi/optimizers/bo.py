@@ -59,6 +59,9 @@ BOX_FAILURE_TOLERANCE = 4
 FAILURE_TOLERANCE = 10
 #: BODi's default model of a space with binary, integer or continuous parameters
 PRODUCT_KERNEL = "hed*hamming"
+#: BODi's :attr:`GPOptimizer.fit_anchor_every`: the fit starts from its defaults every 10
+#: trials, from the last such fit's hyperparameters in between
+FIT_ANCHOR_EVERY = 10
 #: BODi's default model of an all-categorical space
 CATEGORICAL_KERNEL = "hamming"
 
@@ -204,6 +207,7 @@ class BODi(GPOptimizer):
     #: the first-order term (one of :data:`FIRST_ORDER`; ``None``: :func:`default_first_order`)
     first_order_rule: ClassVar[bool | str | None] = None
     design_in_model: ClassVar[str] = "reach"
+    fit_anchor_every: ClassVar[int] = FIT_ANCHOR_EVERY
 
     def __init__(
         self,
@@ -330,12 +334,14 @@ class BODi(GPOptimizer):
 class PaperBODi(BODi):
     """BODi as in the paper (Deshwal et al., AISTATS 2023): the HED kernel alone
     (``kernel="hed"``) on a dictionary of the all-zeros point, no trust region, no
-    first-order term, the whole initial design in the model, failed trials ignored and the
-    expected improvement. Options as :class:`BODi`, with these defaults."""
+    first-order term, the whole initial design in the model, failed trials ignored, the
+    expected improvement and every fit from the default hyperparameters. Options as
+    :class:`BODi`, with these defaults."""
 
     dictionary_reference_rule: ClassVar[str | None] = "none"
     first_order_rule: ClassVar[bool | str | None] = False
     design_in_model: ClassVar[str] = "all"
+    fit_anchor_every: ClassVar[int] = 0
 
     def __init__(
         self,

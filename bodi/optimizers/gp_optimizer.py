@@ -8,7 +8,9 @@ region). BODi (:mod:`bodi.optimizers.bo`), CASMOPOLITAN, COMBO and BoTorch's mix
 
 from __future__ import annotations
 
+import json
 import math
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -44,7 +46,7 @@ from bodi.pareto import (
     random_weights,
     running_hypervolume,
 )
-from bodi.seeding import derive_seed
+from bodi.seeding import derive_seed, seeded
 from bodi.space import DTYPE, SearchSpace, Value
 from bodi.trials import History
 
@@ -66,6 +68,10 @@ FAILURE_CONSTRAINT_ACQUISITION = "logei"
 #: where the model leaves most of the initial design out, that fit starts from the fit on
 #: every trial and runs at most this many L-BFGS-B iterations (a full fit: 100)
 WARM_FIT_MAXITER = 25
+#: the anchors' fits kept for the next suggestions (:attr:`GPOptimizer.fit_anchor_every`), by
+#: optimizer and history; a suggestion that misses its anchor fits it again
+ANCHOR_FITS: OrderedDict[tuple, tuple[Model, Tensor, Any]] = OrderedDict()
+MAX_ANCHOR_FITS = 8
 
 
 class GPOptimizer(ModelBasedOptimizer):
@@ -156,6 +162,14 @@ class GPOptimizer(ModelBasedOptimizer):
     #: log density, :func:`bodi.models.gp.leave_one_out_log_densities`; the second fit starts
     #: from the first's hyperparameters and runs at most :data:`WARM_FIT_MAXITER` iterations)
     design_in_model: ClassVar[str] = "all"
+    #: every how many trials the objective model's fit starts from the default
+    #: hyperparameters (``0``: at every suggestion); at the trials between two such *anchors*
+    #: the fit starts from the anchor's fitted hyperparameters (an embedding's lengthscales from
+    #: their median) and runs at most :data:`WARM_FIT_MAXITER` iterations, unless its loss
+    #: starts worse there (:func:`bodi.models.gp.warm_started_fits`). The anchor's fit is a
+    #: function of the history's first trials alone, so the suggestions are too; it is cached
+    #: (:data:`ANCHOR_FITS`), and recomputed where the cache lacks it
+    fit_anchor_every: ClassVar[int] = 0
     supports_multi_objective: ClassVar[bool] = True
     supports_outcome_constraints: ClassVar[bool] = True
 
@@ -436,14 +450,49 @@ class GPOptimizer(ModelBasedOptimizer):
         Y = torch.cat([history.Y_completed, history.C_completed], -1)
         return squash_outcomes(Y, self.dtype)
 
+    def objective_model(self, history: History) -> tuple[Model, Tensor, TrustRegion | None]:
+        """The fitted objective model of ``history``'s completed trials, the rows of
+        ``history.X_completed`` it was fitted on, and the trust region (``None``: none), its
+        fit started as :attr:`fit_anchor_every` says."""
+        every, n = self.fit_anchor_every, len(history)
+        if not every:
+            return self._fit_objective(history)
+        if n % every == 0:
+            return self._anchor_fit(history)
+        anchor = history.prefix(n - n % every)
+        if len(anchor.rows("complete")) < 2:
+            return self._fit_objective(history)
+        with warm_started_fits(self._anchor_fit(anchor)[0], WARM_FIT_MAXITER,
+                               same_inputs=False):
+            return self._fit_objective(history)
+
+    def _fit_objective(self, history: History) -> tuple[Model, Tensor, TrustRegion | None]:
+        X = history.X_completed
+        order = self.utility(history).argsort(descending=True)
+        region = self.trust_region(history)
+        rows = self.model_rows(history, X[order[0]] if region is None else region.center)
+        model, rows = self.fit_model_on_rows(history, X, self.model_outcomes(history), rows)
+        return model, rows, region
+
+    def _anchor_fit(self, history: History) -> tuple[Model, Tensor, TrustRegion | None]:
+        """:meth:`_fit_objective` of ``history`` from the default start, with the global RNGs
+        seeded by the history's length (from :data:`ANCHOR_FITS` if there)."""
+        key = (type(self).__name__, json.dumps(self.settings(), sort_keys=True, default=str),
+               self.seed, str(self.device), str(self.dtype), history.digest)
+        if key not in ANCHOR_FITS:
+            with seeded(derive_seed(self.seed, len(history), 0xA2C4)):
+                ANCHOR_FITS[key] = self._fit_objective(history)
+            while len(ANCHOR_FITS) > MAX_ANCHOR_FITS:
+                ANCHOR_FITS.popitem(last=False)
+        ANCHOR_FITS.move_to_end(key)
+        return ANCHOR_FITS[key]
+
     def _model_points(self, history: History, q: int, design: Tensor, taken: Tensor) -> Tensor:
         X = history.X_completed
         Y = self.model_outcomes(history)
         pending = torch.cat([history.X_pending, design])
         order = self.utility(history).argsort(descending=True)
-        region = self.trust_region(history)
-        rows = self.model_rows(history, X[order[0]] if region is None else region.center)
-        model, rows = self.fit_model_on_rows(history, X, Y, rows)
+        model, rows, region = self.objective_model(history)
         self.model, self.region = model, region  # for inspection; no suggestion reads them
         tkwargs = self.tensor_kwargs
         X_model, Y_model = X[rows].to(**tkwargs), Y[rows].to(**tkwargs)

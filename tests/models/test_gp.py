@@ -453,3 +453,30 @@ def test_the_joint_posteriors_gradient_equals_singletaskgps():
         gradients.append(X.grad)
     assert gradients[0].abs().sum() > 0
     torch.testing.assert_close(gradients[0], gradients[1])
+
+
+def test_a_fit_on_another_dictionary_starts_from_the_median_lengthscale_unless_worse():
+    from bodi.models.gp import _start_from
+
+    train_X, train_Y = mixed_data(MIXED, n=15)
+    source = fit_model(make_hed_model(train_X, train_Y, MIXED, make_dictionary(
+        "diverse", 16, MIXED.cardinalities, seed=1)))
+    other = make_dictionary("diverse", 16, MIXED.cardinalities, seed=2)
+
+    def model(noise: float):
+        gp = make_hed_model(train_X, train_Y, MIXED, other)
+        with torch.no_grad():
+            gp.likelihood.noise_covar.noise = torch.tensor([noise], dtype=train_X.dtype)
+        return gp
+
+    poor = model(5.0)  # a start far worse than the source's values
+    assert _start_from(source, poor, same_inputs=False)
+    start, given = lengthscales(poor)["embedding"], lengthscales(source)["embedding"]
+    assert torch.allclose(start, start.median().expand_as(start))
+    assert torch.allclose(start.median(), given.median())
+    assert torch.allclose(poor.likelihood.noise, source.likelihood.noise)
+    # values that fit these data worse than the model's own are not started from
+    good = fit_model(model(1e-2))
+    before = {n: p.detach().clone() for n, p in good.named_parameters()}
+    assert not _start_from(model(5.0), good, same_inputs=False)
+    assert all(torch.equal(p, before[n]) for n, p in good.named_parameters())

@@ -243,3 +243,20 @@ def test_leaving_the_design_out_compares_a_model_list_on_all_its_outcomes():
     few = int(study.optimizer.few_design_rows(study.history, torch.arange(20)).sum())
     study.ask()
     assert [len(m.train_inputs[0]) for m in study.optimizer.model.models] == [few, few]
+
+
+def test_bodis_fits_between_anchors_start_from_the_anchor_and_the_cache_changes_nothing():
+    """Every 10 trials the fit starts from the defaults; in between, from that anchor's fit,
+    cached: a suggestion from the same history without the cache is the same."""
+    import bodi.optimizers.gp_optimizer as gp_optimizer
+
+    problem = planted_binary(20, seed=3)
+    study = drive(create_study(bodi.BODi(problem.space, seed=0, n_init=10, **FAST)), problem, 23)
+    history = study.history
+    anchors = [key[-1] for key in gp_optimizer.ANCHOR_FITS]
+    assert history.prefix(20).digest in anchors and history.prefix(10).digest in anchors
+    asked = study.ask()
+    gp_optimizer.ANCHOR_FITS.clear()
+    again = bodi.BODi(problem.space, seed=0, n_init=10, **FAST).suggest(history, 1)
+    assert problem.space.decode(again)[0] == asked
+    assert bodi.BODi.fit_anchor_every == 10 and bodi.optimizers.PaperBODi.fit_anchor_every == 0
