@@ -11,6 +11,7 @@ Usage:
         --spec "bodi[failed_trials=constraint]"   # 10 of the 100 failed: a second GP
     python benchmarks/ask_speed.py --n-init 20 --pending 3 --cases 60x100  # 3 points pending
     python benchmarks/ask_speed.py --n-init 20 --breakdown --cases 60x100  # time per stage
+    python benchmarks/ask_speed.py --n-init 20 --choices 20 --cases 32x100  # 20 letters each
 
 With ``--breakdown`` the timed asks run under cProfile and each stage's share of an ask is
 printed (the trust region, the dictionary, building the GP, fitting it, building the
@@ -37,25 +38,32 @@ import bodi
 import bodi.seeding
 from bodi.acquisition import make_acquisition, optimize_acquisition
 from bodi.optimizers.registry import parse_method
-from bodi.problems import get_problem, planted_binary
+from bodi.problems import get_problem, planted_binary, planted_categorical
 
 warnings.filterwarnings("ignore")
 
 
 def ask_seconds(d: int, n: int, repeats: int, n_init: int | None = None,
                 problem: str | None = None, failed: int = 0, pending: int = 0,
-                **options) -> list[float]:
+                choices: int = 0, **options) -> list[float]:
     """Seconds per ask after ``n`` observations: the ``n_init`` (default ``n``) of BODi's
     initial design, then uniform random points, the last ``failed`` of them told as failed
-    trials; on the planted binary problem of ``d`` variables, or on the registered
-    ``problem`` name with ``{d}`` replaced by ``d``. With ``pending`` points asked and not
+    trials; on the problem of :func:`make_problem`. With ``pending`` points asked and not
     told (other workers' evaluations), each timed ask is a joint suggestion beside them."""
-    problem = planted_binary(d, seed=0) if problem is None else get_problem(
-        problem.format(d=d))
+    problem = make_problem(d, problem, choices)
     opt = told_optimizer(problem, n, n_init, failed, **options)
     if pending:
         opt.ask(pending)  # left pending for the timed asks
     return timed_asks(opt, problem, repeats)
+
+
+def make_problem(d: int, name: str | None = None, choices: int = 0):
+    """The planted binary problem of ``d`` variables, the registered problem ``name`` with
+    ``{d}`` replaced by ``d``, or (``choices``) the planted problem of ``d`` categorical
+    variables with ``choices`` values each."""
+    if choices:
+        return planted_categorical(d, choices, seed=0)
+    return planted_binary(d, seed=0) if name is None else get_problem(name.format(d=d))
 
 
 def told_optimizer(problem, n: int, n_init: int | None = None, failed: int = 0,
@@ -164,6 +172,8 @@ def main() -> None:
                         "are added (e.g. bodi[acquisition=logei])")
     parser.add_argument("--problem", help="a registered binary problem, {d} for its size "
                         "(e.g. labs{d}; default: the planted binary problem)")
+    parser.add_argument("--choices", type=int, default=0, help="the planted problem of d "
+                        "categorical variables with this many values each instead")
     parser.add_argument("--breakdown", action="store_true",
                         help="print each stage's share of an ask instead of the seconds")
     args = parser.parse_args()
@@ -171,23 +181,22 @@ def main() -> None:
         torch.set_num_threads(min(2, torch.get_num_threads()))
         for case in args.cases.split(","):
             d, n = (int(v) for v in case.split("x"))
-            problem = planted_binary(d, seed=0) if args.problem is None else get_problem(
-                args.problem.format(d=d))
+            problem = make_problem(d, args.problem, args.choices)
             opt = told_optimizer(problem, n, args.n_init, args.failed, kernel=args.kernel,
                                  dictionary_size=args.m, **parse_method(args.spec)[1])
             shares = stage_shares(opt, problem, args.repeats)
-            print(f"\nbinary d = {d}, n = {n}: share of an ask ({args.repeats} asks, cProfile)")
+            print(f"\nd = {d}, n = {n}: share of an ask ({args.repeats} asks, cProfile)")
             print("| stage | share |\n|---|---|")
             for stage, share in shares.items():
                 print(f"| {stage} | {share:.0%} |")
         return
     torch.set_num_threads(min(2, torch.get_num_threads()))
-    print("| binary d | observations n | m | median seconds per ask | min | max |")
+    print("| d | observations n | m | median seconds per ask | min | max |")
     print("|---|---|---|---|---|---|")
     for case in args.cases.split(","):
         d, n = (int(v) for v in case.split("x"))
         s = ask_seconds(d, n, args.repeats, args.n_init, args.problem, args.failed,
-                        args.pending,
+                        args.pending, args.choices,
                         kernel=args.kernel,
                         dictionary_size=args.m,
                         **parse_method(args.spec)[1])

@@ -29,6 +29,7 @@ import torch
 from torch import Tensor
 
 from bodi.directions import check_directions, signs
+from bodi.novelty import row_keys
 from bodi.space import DTYPE, SearchSpace, Value
 from bodi.storage import TrialRecord
 
@@ -217,12 +218,12 @@ class History:
 
     @cached_property
     def digest(self) -> str:
-        """A hash of the trials' points, states, values and constraint values: equal for equal
-        histories."""
-        h = hashlib.sha256(self.X.numpy().tobytes())
-        h.update(json.dumps([(t.state, t.value, t.values, t.constraints) for t in self.trials],
-                            default=str).encode())
-        return h.hexdigest()
+        """A hash of the trials' configurations (:func:`bodi.novelty.row_keys`), states, values
+        and constraint values: equal for equal histories."""
+        rows = row_keys(self.space, self.X).tolist() if len(self.trials) else []
+        return hashlib.sha256(json.dumps(
+            [rows, [(t.state, t.value, t.values, t.constraints) for t in self.trials]],
+            default=str).encode()).hexdigest()
 
     @property
     def n_objectives(self) -> int:

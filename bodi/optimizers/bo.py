@@ -130,7 +130,7 @@ def default_acquisition(space: SearchSpace, n_objectives: int = 1,
 
 
 class BODi(GPOptimizer):
-    """Ask/tell BODi for binary, categorical and mixed spaces.
+    """BODi for binary, categorical and mixed spaces.
 
     Each suggestion (Algorithm 2): draw a new dictionary ``A`` (``m`` rows), fit a GP with the
     HED kernel on all completed trials, and maximize the acquisition function by local search
@@ -157,6 +157,8 @@ class BODi(GPOptimizer):
       design or a few of its points, whichever predicts the later trials better
       (:attr:`GPOptimizer.design_in_model` ``"reach"``);
     * a failed trial is learned as an unknown constraint (``failed_trials="constraint"``);
+    * the fit starts from the default hyperparameters every :data:`FIT_ANCHOR_EVERY` trials
+      and from the last such fit's values in between (:attr:`GPOptimizer.fit_anchor_every`);
     * the acquisition is the upper confidence bound for one objective on a space with binary,
       integer or continuous parameters, else the (log) expected improvement
       (:func:`default_acquisition`).

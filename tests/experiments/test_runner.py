@@ -118,7 +118,7 @@ def test_killed_run_resumes_without_redoing_evaluations(tmp_path):
                "--n-init", "4", "--workers", "2", "--quiet", "--no-plot"]
     killed = tmp_path / "killed"
     kills = 0
-    for threshold in (12, 30, 48):
+    for threshold in (12, 36):
         proc = subprocess.Popen([*command, "--out", str(killed)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
