@@ -172,8 +172,8 @@ def without_first_order(model: SingleTaskGP, train_X: Tensor, train_Y: Tensor
     """The fitted sum ``s_0 k + s_1 k_1`` (:func:`with_first_order`; on ``train_X``,
     ``train_Y`` as :func:`make_gp` takes them) without its first-order term, rescaled to the
     kernel alone's unit prior variance: ``k`` with the sum's hyperparameters, noise
-    ``sigma^2 / s_0`` and the same mean, not
-    refitted. Its posterior mean is that of ``s_0 k + sigma^2 I``; its variance is that
+    ``sigma^2 / s_0`` and the same mean, not refitted (the fitted sum is its ``fitted_sum``,
+    the start of a later warm-started fit of the sum). Its posterior mean is that of ``s_0 k + sigma^2 I``; its variance is that
     model's divided by ``s_0``."""
     main = model.covar_module.kernels[0]
     alone = make_gp(train_X, train_Y, copy.deepcopy(main.base_kernel))
@@ -182,6 +182,7 @@ def without_first_order(model: SingleTaskGP, train_X: Tensor, train_Y: Tensor
         scale = main.outputscale.detach()
         noise, target = model.likelihood.noise_covar, alone.likelihood.noise_covar
         target.noise = noise.noise.detach() / scale
+    alone.fitted_sum = model  # what a later fit of the sum starts from (warm_started_fits)
     return alone.eval()
 
 
@@ -322,6 +323,7 @@ def warm_started_fits(source: Model, maxiter: int, *, same_inputs: bool = True
     dictionaries (their lengthscales start at the median of ``source``'s). Other fits (another
     kernel) run as usual."""
     models = source.models if isinstance(source, ModelList) else [source]
+    models = [getattr(m, "fitted_sum", m) for m in models]  # see without_first_order
     token = _WARM_STARTS.set(_WarmStarts([m for m in models if isinstance(m, SingleTaskGP)],
                                          maxiter, same_inputs))
     try:

@@ -11,7 +11,7 @@ import bodi
 from bodi.optimizers.gp_optimizer import DESIGN_FEW
 from bodi.optimizers.registry import make_optimizer
 from bodi.optimizers.training_data import nearest_rows
-from bodi.problems import planted_binary, planted_mixed
+from bodi.problems import get_problem, planted_binary, planted_mixed
 from bodi.space import Binary, Continuous, SearchSpace
 from bodi.study import create_study
 
@@ -245,17 +245,25 @@ def test_leaving_the_design_out_compares_a_model_list_on_all_its_outcomes():
     assert [len(m.train_inputs[0]) for m in study.optimizer.model.models] == [few, few]
 
 
-def test_bodis_fits_between_anchors_start_from_the_anchor_and_the_cache_changes_nothing():
-    """Every 10 trials the fit starts from the defaults; in between, from that anchor's fit,
-    cached: a suggestion from the same history without the cache is the same."""
+def test_bodis_fits_between_anchors_start_from_the_anchor_and_the_cache_changes_nothing(
+        monkeypatch):
+    """Every 10 trials the fit starts from the defaults; in between, from that anchor's fit
+    (also where the anchor's model left its first-order term out), cached: a suggestion from
+    the same history without the cache is the same."""
+    import bodi.models.gp as gp
     import bodi.optimizers.gp_optimizer as gp_optimizer
 
-    problem = planted_binary(20, seed=3)
+    problem = get_problem("labs20")  # where the first-order term is left out
     study = drive(create_study(bodi.BODi(problem.space, seed=0, n_init=10, **FAST)), problem, 23)
     history = study.history
     anchors = [key[-1] for key in gp_optimizer.ANCHOR_FITS]
     assert history.prefix(20).digest in anchors and history.prefix(10).digest in anchors
+    started = []
+    start_from = gp._start_from
+    monkeypatch.setattr(gp, "_start_from", lambda *a, **k: started.append(start_from(*a, **k))
+                        or started[-1])
     asked = study.ask()
+    assert len(started) == 1  # a start was tried (the loss decides whether it is taken)
     gp_optimizer.ANCHOR_FITS.clear()
     again = bodi.BODi(problem.space, seed=0, n_init=10, **FAST).suggest(history, 1)
     assert problem.space.decode(again)[0] == asked
