@@ -173,8 +173,8 @@ def without_first_order(model: SingleTaskGP, train_X: Tensor, train_Y: Tensor
     ``train_Y`` as :func:`make_gp` takes them) without its first-order term, rescaled to the
     kernel alone's unit prior variance: ``k`` with the sum's hyperparameters, noise
     ``sigma^2 / s_0`` and the same mean, not refitted (the fitted sum is its ``fitted_sum``,
-    the start of a later warm-started fit of the sum). Its posterior mean is that of ``s_0 k + sigma^2 I``; its variance is that
-    model's divided by ``s_0``."""
+    the start of a later warm-started fit of the sum). Its posterior mean is that of
+    ``s_0 k + sigma^2 I``; its variance is that model's divided by ``s_0``."""
     main = model.covar_module.kernels[0]
     alone = make_gp(train_X, train_Y, copy.deepcopy(main.base_kernel))
     copy_hyperparameters(model, alone)  # the mean (the noise is rescaled below)
