@@ -234,13 +234,13 @@ def test_leaving_the_design_out_compares_a_model_list_on_all_its_outcomes():
             problem.space, seed=0, n_init=12, trust_region=NARROW, outcome_constraints=1, **FAST
         )
     )
-    for i in range(20):
+    for i in range(21):
         x = study.ask()
         value = float(problem(x))
         noise = 100.0 * torch.randn(2, generator=g)
         study.tell(x, float(noise[0]) if i < 12 else value,
-                 constraints=[float(noise[1]) if i < 12 else value - 8.0])
-    few = int(study.optimizer.few_design_rows(study.history, torch.arange(20)).sum())
+                   constraints=[float(noise[1]) if i < 12 else value - 8.0])
+    few = int(study.optimizer.few_design_rows(study.history, torch.arange(21)).sum())
     study.ask()
     assert [len(m.train_inputs[0]) for m in study.optimizer.model.models] == [few, few]
 
