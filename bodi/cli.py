@@ -147,11 +147,14 @@ def _plot(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     _bench_extra("bodi report")
-    from bodi.experiments.analysis import report, shift_report
+    from bodi.experiments.analysis import against_report, report, shift_report
 
+    selection = (_names(args.problems), _names(args.methods, methods=True), args.evaluations)
+    if args.against:
+        print(against_report(args.results, args.against, *selection))
+        return 0
     table = shift_report if args.shifted else report
-    print(table(args.results, _names(args.problems), _names(args.methods, methods=True),
-                args.evaluations))
+    print(table(args.results, *selection))
     return 0
 
 
@@ -642,6 +645,9 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("results", nargs="+", help="one or more results directories (combined)")
     rep.add_argument("--shifted", action="store_true",
                      help="compare each problem with its -shifted twin, method by method")
+    rep.add_argument("--against", metavar="RESULTS",
+                     help="compare each method with the same method in RESULTS (e.g. an "
+                          "earlier version's runs), paired by seed, with a one-sided test")
     _add_selection(rep)
     rep.set_defaults(handler=_report)
     return parser

@@ -400,6 +400,53 @@ def shift_report(
     return "\n".join(lines)
 
 
+def against_report(
+    out: Outs,
+    baseline: Outs,
+    problems: Sequence[str] | None = None,
+    methods: Sequence[str] | None = None,
+    evaluations: int | None = None,
+) -> str:
+    """Markdown table: each method's final best on each problem against the same method's in
+    the ``baseline`` results (e.g. the runs of an earlier version), paired by seed: mean +-
+    s.e. of both, on how many seeds it is better and worse, and the one-sided Wilcoxon
+    signed-rank p-value of "worse than the baseline" (1 where every pair is equal). Runs of
+    unequal lengths (an unfinished benchmark) are left out; ``evaluations`` cuts them all."""
+    from scipy import stats
+
+    runs, tasks = _load(out, problems, methods, evaluations)
+    baseline_runs = _load(baseline, problems, methods, evaluations)[0]
+    finals, before = _finals(runs), _finals(baseline_runs)
+    lengths: dict[tuple[str, str], set[int]] = defaultdict(set)
+    for (problem, method, _), rows in [*runs.items(), *baseline_runs.items()]:
+        lengths[problem, method].add(len(rows))
+    methods = shown_names(methods)
+    lines = [
+        "| problem | method | seeds | baseline (mean ± s.e.) | this (mean ± s.e.) | better on "
+        "| worse on | p (worse) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for problem in [p for p in problems if p in finals] if problems else sorted(finals):
+        sign = loss_sign(tasks[problem]["direction"])
+        order = [m for m in methods if m in finals[problem]] if methods else sorted(
+            finals[problem])
+        for method in [m for m in order if m in before.get(problem, {})]:
+            seeds = sorted(set(finals[problem][method]) & set(before[problem][method]))
+            if not seeds or len(lengths[problem, method]) > 1:  # none paired, or unfinished
+                continue
+            new = np.array([finals[problem][method][s] for s in seeds])
+            old = np.array([before[problem][method][s] for s in seeds])
+            worse = sign * (new - old)  # > 0: this run is worse on that seed
+            p = (float(stats.wilcoxon(worse, alternative="greater").pvalue)
+                 if np.any(worse != 0) else 1.0)
+            (m0, s0), (m1, s1) = (_summary(dict(enumerate(v))) for v in (old, new))
+            lines.append(
+                f"| {problem} ({'min' if sign > 0 else 'max'}) | {method} | {len(seeds)} | "
+                f"{m0:.4g} ± {s0:.2g} | {m1:.4g} ± {s1:.2g} | {int((worse < 0).sum())} | "
+                f"{int((worse > 0).sum())} | {p:.3g} |")
+    return "\n".join(lines)
+
+
 def _mean_ranks(finals: dict[str, dict[int, float]], sign: float) -> dict[str, float]:
     """Rank methods per seed (1 = best, ties share the mean rank), averaged over seeds."""
     seeds = set.intersection(*(set(v) for v in finals.values()))

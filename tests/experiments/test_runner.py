@@ -9,7 +9,9 @@ import time
 
 import pytest
 
+from bodi.cli import main
 from bodi.experiments.analysis import (
+    against_report,
     best_curves,
     plot_ranks,
     plot_results,
@@ -145,6 +147,31 @@ def test_killed_run_resumes_without_redoing_evaluations(tmp_path):
     assert [r[:5] for r in clean_rows] == [r[:5] for r in after]  # the same configurations
     for row, other in zip(clean_rows, after, strict=True):  # values to rounding
         assert row[5:] == pytest.approx(other[5:], rel=1e-12, abs=1e-12)
+
+
+def _store(path, finals: dict[str, list[float]], length: int = 2) -> None:
+    """A results directory of problem ``p``: per method, one run per seed whose best is the
+    given final value after ``length`` evaluations."""
+    store = ResultsStore(path)
+    for method, values in finals.items():
+        for seed, final in enumerate(values):
+            store.register("p", method, seed, "minimize", None, length, 1)
+            for v in [final + 1.0] * (length - 1) + [final]:
+                store.append("p", method, seed, "minimize", Evaluation({"x": 1}, v, 0.0, 0.0))
+    store.close()
+
+
+def test_a_report_against_earlier_runs_pairs_them_by_seed(tmp_path, capsys):
+    _store(tmp_path / "old", {"a": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0], "b": [1.0] * 6})
+    _store(tmp_path / "new", {"a": [2.0, 3.0, 4.0, 5.0, 6.0, 7.0], "b": [1.0] * 6})
+    table = against_report(tmp_path / "new", tmp_path / "old")
+    assert "| p (min) | a | 6 | 3.5 ± 0.76 | 4.5 ± 0.76 | 0 | 6 | 0.0156 |" in table
+    assert "| p (min) | b | 6 | 1 ± 0 | 1 ± 0 | 0 | 0 | 1 |" in table
+    # an unfinished run of either side is left out
+    _store(tmp_path / "short", {"a": [0.0] * 6}, length=1)
+    assert "| a |" not in against_report(tmp_path / "short", tmp_path / "old")
+    assert main(["report", str(tmp_path / "new"), "--against", str(tmp_path / "old")]) == 0
+    assert "0.0156" in capsys.readouterr().out
 
 
 def test_plot_and_report(tmp_path):
