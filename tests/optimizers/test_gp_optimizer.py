@@ -267,4 +267,6 @@ def test_bodis_fits_between_anchors_start_from_the_anchor_and_the_cache_changes_
     gp_optimizer.ANCHOR_FITS.clear()
     again = bodi.BODi(problem.space, seed=0, n_init=10, **FAST).suggest(history, 1)
     assert problem.space.decode(again)[0] == asked
-    assert bodi.BODi.fit_anchor_every == 10 and bodi.optimizers.PaperBODi.fit_anchor_every == 0
+    assert bodi.BODi(problem.space).fit_anchor_every == 10
+    assert bodi.optimizers.PaperBODi(problem.space).fit_anchor_every == 0
+    assert bodi.BODi(planted_mixed(seed=0).space).fit_anchor_every == 0  # continuous ones
