@@ -182,7 +182,9 @@ def without_first_order(model: SingleTaskGP, train_X: Tensor, train_Y: Tensor
         scale = main.outputscale.detach()
         noise, target = model.likelihood.noise_covar, alone.likelihood.noise_covar
         target.noise = noise.noise.detach() / scale
-    alone.fitted_sum = model  # what a later fit of the sum starts from (warm_started_fits)
+    # what a later fit of the sum starts from (warm_started_fits): a plain attribute, not a
+    # submodule whose parameters would count as the model's own
+    vars(alone)["fitted_sum"] = model
     return alone.eval()
 
 
@@ -259,11 +261,11 @@ def _start_from(source: Model, model: SingleTaskGP, same_inputs: bool) -> bool:
     own = _fit_loss(model)
     copy_hyperparameters(source, model)
     if not same_inputs:
-        given = dict(source.named_parameters())
+        given, own_parameters = dict(source.named_parameters()), dict(model.named_parameters())
         with torch.no_grad():
             for name in _embedding_lengthscales(model):
                 if name in given:
-                    dict(model.named_parameters())[name].fill_(given[name].median())
+                    own_parameters[name].fill_(given[name].median())
     if _fit_loss(model) <= own:
         return True
     with torch.no_grad():

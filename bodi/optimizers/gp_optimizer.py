@@ -13,7 +13,7 @@ import math
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import torch
 from botorch.models.model import Model, ModelList
@@ -70,8 +70,23 @@ FAILURE_CONSTRAINT_ACQUISITION = "logei"
 WARM_FIT_MAXITER = 25
 #: the anchors' fits kept for the next suggestions (:attr:`GPOptimizer.fit_anchor_every`), by
 #: optimizer and history; a suggestion that misses its anchor fits it again
-ANCHOR_FITS: OrderedDict[tuple, tuple[Model, Tensor, Any]] = OrderedDict()
+ANCHOR_FITS: OrderedDict[tuple, ObjectiveFit] = OrderedDict()
 MAX_ANCHOR_FITS = 8
+
+
+class ObjectiveFit(NamedTuple):
+    """The fitted objective model of a history's completed trials and what it came from."""
+
+    #: the fitted model (:meth:`GPOptimizer.fit_model_on_rows`)
+    model: Model
+    #: the rows of ``history.X_completed`` it was fitted on
+    rows: Tensor
+    #: the trust region (``None``: none)
+    region: TrustRegion | None
+    #: ``n x (k + c)`` model outcomes of every completed trial (:meth:`model_outcomes`)
+    Y: Tensor
+    #: the completed trials, best utility first
+    order: Tensor
 
 
 class GPOptimizer(ModelBasedOptimizer):
@@ -450,10 +465,9 @@ class GPOptimizer(ModelBasedOptimizer):
         Y = torch.cat([history.Y_completed, history.C_completed], -1)
         return squash_outcomes(Y, self.dtype)
 
-    def objective_model(self, history: History) -> tuple[Model, Tensor, TrustRegion | None]:
-        """The fitted objective model of ``history``'s completed trials, the rows of
-        ``history.X_completed`` it was fitted on, and the trust region (``None``: none), its
-        fit started as :attr:`fit_anchor_every` says."""
+    def objective_model(self, history: History) -> ObjectiveFit:
+        """The fitted objective model of ``history``'s completed trials, its fit started as
+        :attr:`fit_anchor_every` says."""
         every, n = self.fit_anchor_every, len(history)
         if not every:
             return self._fit_objective(history)
@@ -462,19 +476,19 @@ class GPOptimizer(ModelBasedOptimizer):
         anchor = history.prefix(n - n % every)
         if len(anchor.rows("complete")) < 2:
             return self._fit_objective(history)
-        with warm_started_fits(self._anchor_fit(anchor)[0], WARM_FIT_MAXITER,
+        with warm_started_fits(self._anchor_fit(anchor).model, WARM_FIT_MAXITER,
                                same_inputs=False):
             return self._fit_objective(history)
 
-    def _fit_objective(self, history: History) -> tuple[Model, Tensor, TrustRegion | None]:
-        X = history.X_completed
+    def _fit_objective(self, history: History) -> ObjectiveFit:
+        X, Y = history.X_completed, self.model_outcomes(history)
         order = self.utility(history).argsort(descending=True)
         region = self.trust_region(history)
         rows = self.model_rows(history, X[order[0]] if region is None else region.center)
-        model, rows = self.fit_model_on_rows(history, X, self.model_outcomes(history), rows)
-        return model, rows, region
+        model, rows = self.fit_model_on_rows(history, X, Y, rows)
+        return ObjectiveFit(model, rows, region, Y, order)
 
-    def _anchor_fit(self, history: History) -> tuple[Model, Tensor, TrustRegion | None]:
+    def _anchor_fit(self, history: History) -> ObjectiveFit:
         """:meth:`_fit_objective` of ``history`` from the default start, with the global RNGs
         seeded by the history's length (from :data:`ANCHOR_FITS` if there)."""
         key = (type(self).__name__, json.dumps(self.settings(), sort_keys=True, default=str),
@@ -489,10 +503,8 @@ class GPOptimizer(ModelBasedOptimizer):
 
     def _model_points(self, history: History, q: int, design: Tensor, taken: Tensor) -> Tensor:
         X = history.X_completed
-        Y = self.model_outcomes(history)
         pending = torch.cat([history.X_pending, design])
-        order = self.utility(history).argsort(descending=True)
-        model, rows, region = self.objective_model(history)
+        model, rows, region, Y, order = self.objective_model(history)
         self.model, self.region = model, region  # for inspection; no suggestion reads them
         tkwargs = self.tensor_kwargs
         X_model, Y_model = X[rows].to(**tkwargs), Y[rows].to(**tkwargs)
