@@ -54,6 +54,10 @@ DEFAULT_MAX_MODEL_POINTS = 1000
 #: where the model leaves most of the initial design out, it keeps this many of its points
 #: (its first ones, as in a design of this size) and the design's best
 DESIGN_FEW = 5
+#: the model compares the fits with all and with a few of the design's points only while the
+#: points it would leave out are at least this share of its rows (a design of 20: up to 340
+#: rows); beyond, the two fits differ in too few rows to be worth the second fit
+DESIGN_FEW_MIN_SHARE = 0.05
 #: the values of ``failed_trials``: what the GP learns from a failed trial (one whose
 #: objective raised or returned NaN or inf)
 FAILED_TRIALS = ("ignore", "worst", "constraint")
@@ -175,7 +179,8 @@ class GPOptimizer(ModelBasedOptimizer):
     #: each suggestion the model on all of them or on the design's first :data:`DESIGN_FEW`
     #: points and its best, whichever predicts the trials both saw better (mean leave-one-out
     #: log density, :func:`bodi.models.gp.leave_one_out_log_densities`; the second fit starts
-    #: from the first's hyperparameters and runs at most :data:`WARM_FIT_MAXITER` iterations)
+    #: from the first's hyperparameters and runs at most :data:`WARM_FIT_MAXITER` iterations),
+    #: as long as the points left out are :data:`DESIGN_FEW_MIN_SHARE` of the rows or more
     design_in_model: ClassVar[str] = "all"
     #: every how many trials the objective model's fit starts from the default
     #: hyperparameters (``0``: at every suggestion); at the trials between two such *anchors*
@@ -441,7 +446,7 @@ class GPOptimizer(ModelBasedOptimizer):
                 or reaches_uniform_points(tr, self.space)):
             return fit(rows), rows
         few = self.few_design_rows(history, rows)
-        if few.all() or few.sum() < 2:
+        if few.sum() < 2 or (~few).sum() < DESIGN_FEW_MIN_SHARE * len(rows):
             return fit(rows), rows
         everything = fit(rows)
         with warm_started_fits(everything, WARM_FIT_MAXITER):
