@@ -12,12 +12,16 @@ Usage:
     python benchmarks/ask_speed.py --n-init 20 --pending 3 --cases 60x100  # 3 points pending
     python benchmarks/ask_speed.py --n-init 20 --breakdown --cases 60x100  # time per stage
     python benchmarks/ask_speed.py --n-init 20 --choices 20 --cases 32x100  # 20 letters each
+    python benchmarks/ask_speed.py --studies 40,100 --repeats 3  # the README's study, end to end
 
 With ``--breakdown`` the timed asks run under cProfile and each stage's share of an ask is
 printed (the trust region, the dictionary, building the GP, fitting it, building the
 acquisition function, its search, the rest of the suggestion, and the study's bookkeeping
 outside the suggestion); cProfile slows
 Python code more than the numerical kernels, so the shares, not the seconds, are the result.
+
+``--studies`` times whole ``bodi.minimize`` runs of the README's example (30 feature flags, a
+model choice and a log-scaled ``alpha``; a cheap objective, no storage, seed 0) at each budget.
 
 Each case tells ``n`` random observations of a planted binary problem (or of ``--problem``)
 to a fresh optimizer (``--m`` rows, 128 by default, diverse dictionaries), then times
@@ -55,6 +59,28 @@ def ask_seconds(d: int, n: int, repeats: int, n_init: int | None = None,
     if pending:
         opt.ask(pending)  # left pending for the timed asks
     return timed_asks(opt, problem, repeats)
+
+
+def readme_space() -> bodi.SearchSpace:
+    """The README example's space: 30 binary flags, a categorical model and a log-scaled
+    continuous ``alpha``."""
+    return bodi.SearchSpace(
+        [bodi.Binary(f"feature{i}") for i in range(30)]
+        + [bodi.Categorical("model", ["ridge", "lasso", "tree"]),
+           bodi.Continuous("alpha", 1e-4, 1.0, log=True)])
+
+
+def readme_loss(params: dict) -> float:
+    """The README example's objective."""
+    chosen = sum(params[f"feature{i}"] for i in range(30))
+    return abs(chosen - 7) + (params["model"] != "lasso") + abs(params["alpha"] - 0.01)
+
+
+def study_seconds(budget: int) -> float:
+    """Seconds of ``bodi.minimize`` of the README example with ``budget`` evaluations."""
+    start = time.perf_counter()
+    bodi.minimize(readme_loss, readme_space(), budget=budget, seed=0)
+    return time.perf_counter() - start
 
 
 def make_problem(d: int, name: str | None = None, choices: int = 0):
@@ -176,7 +202,17 @@ def main() -> None:
                         "categorical variables with this many values each instead")
     parser.add_argument("--breakdown", action="store_true",
                         help="print each stage's share of an ask instead of the seconds")
+    parser.add_argument("--studies", help="comma-separated budgets: time whole studies of the "
+                        "README example instead (--repeats runs each)")
     args = parser.parse_args()
+    if args.studies:
+        torch.set_num_threads(min(2, torch.get_num_threads()))
+        print("| evaluations | median seconds per study | min | max |\n|---|---|---|---|")
+        for budget in (int(b) for b in args.studies.split(",")):
+            s = [study_seconds(budget) for _ in range(args.repeats)]
+            print(f"| {budget} | {statistics.median(s):.1f} | {min(s):.1f} | {max(s):.1f} |",
+                  flush=True)
+        return
     if args.breakdown:
         torch.set_num_threads(min(2, torch.get_num_threads()))
         for case in args.cases.split(","):

@@ -29,7 +29,7 @@ DEMO_PROBLEMS = {
     "mixed": ("planted_mixed", (10, 5, 2)),
 }
 #: the commands that compute (and so use torch)
-COMPUTING = ("demo", "bench", "run", "modelfit", "export")
+COMPUTING = ("demo", "bench", "run", "modelfit")
 
 
 def _design(text: str) -> str:
@@ -417,9 +417,9 @@ def _studies(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     from bodi.export import export_to_optuna
-    from bodi.loading import load_study
+    from bodi.stored_studies import StoredStudy
 
-    study = load_study(args.storage, args.study_name, read_only=True)
+    study = StoredStudy.read(args.storage, args.study_name)
     name = export_to_optuna(study, args.optuna, args.optuna_study_name, replace=args.replace)
     print(f"exported {len(study.trials)} trials to Optuna study {name!r} in {args.optuna} "
           f"(optuna-dashboard {args.optuna} shows it)")

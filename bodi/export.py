@@ -89,24 +89,28 @@ def _write_rows(rows: list[dict[str, Any]], handle: TextIO) -> None:
     writer.writerows({k: csv_cell(v) for k, v in row.items()} for row in rows)
 
 
-def export_to_optuna(study: Study, storage: str | Path, study_name: str | None = None,
-                     *, replace: bool = False) -> str:
-    """Write the study into an Optuna storage (an RDB URL such as ``sqlite:///optuna.db``, or
-    an SQLite file's path), so
-    that Optuna's tools (optuna-dashboard, ``optuna.visualization``) show it. Each trial becomes
-    an Optuna trial with the distributions of the bodi parameters
-    (:func:`bodi.integrations.spaces.optuna.make_distributions`); complete trials keep their values,
-    failed ones are FAIL, pending ones WAITING; constraints and user attributes go into the
-    user attributes.
+def export_to_optuna(study: Study | StoredStudy, storage: str | Path,
+                     study_name: str | None = None, *, replace: bool = False) -> str:
+    """Write the study (an open one, or a stored one: no torch needed) into an Optuna storage
+    (an RDB URL such as ``sqlite:///optuna.db``, or an SQLite file's path), so that Optuna's
+    tools (optuna-dashboard, ``optuna.visualization``) show it. Each trial becomes an Optuna
+    trial with the distributions of the bodi parameters
+    (:func:`bodi.integrations.spaces.optuna.make_distributions`), its start and finish times;
+    complete trials keep their values, failed ones are FAIL, pending ones WAITING; constraints
+    and user attributes go into the user attributes.
     An Optuna study of the same name in ``storage`` is an error unless ``replace``, which
     deletes it first. Returns the Optuna study's name (``study_name``, default the bodi
     study's)."""
     optuna = require("optuna", "the export to Optuna", "optuna")
     from optuna.trial import FrozenTrial, TrialState
 
-    from bodi.integrations.spaces.optuna import make_distributions, to_optuna_params
+    from bodi.integrations.spaces.optuna import make_distributions, optuna_params_of
+    from bodi.stored_studies import objective_values
 
-    distributions = make_distributions(study.space)
+    if hasattr(study, "refresh"):
+        study.refresh()
+    parameters = study.space.parameters if hasattr(study, "space") else study.parameters
+    distributions = make_distributions(parameters)
     name = study_name or study.study_name
     url = str(storage) if is_url(storage) else f"sqlite:///{storage}"
     if name in optuna.get_all_study_names(storage=url):
@@ -118,20 +122,19 @@ def export_to_optuna(study: Study, storage: str | Path, study_name: str | None =
                                  directions=list(study.directions))
     states = {"complete": TrialState.COMPLETE, "failed": TrialState.FAIL,
               "pending": TrialState.WAITING}
-    study.refresh()
     for trial in study.trials:
-        attrs = dict(trial.user_attrs)
+        attrs = dict(trial.user_attrs or {})
         if trial.constraints is not None:
             attrs["constraints"] = list(trial.constraints)
         if trial.message:
             attrs["message"] = trial.message
         complete = trial.state == "complete"
-        values = trial.objective_values if complete else None
         target.add_trial(FrozenTrial(
-            number=-1, trial_id=-1, state=states[trial.state], value=None, values=values,
+            number=-1, trial_id=-1, state=states[trial.state], value=None,
+            values=objective_values(trial) if complete else None,
             datetime_start=_datetime(trial.started),
             datetime_complete=_datetime(trial.finished) if trial.state != "pending" else None,
-            params=to_optuna_params(study.space, distributions, trial.x),
+            params=optuna_params_of(parameters, distributions, trial.params),
             distributions=distributions, user_attrs=attrs,
             system_attrs={"bodi:number": trial.number}, intermediate_values={}))
     return name

@@ -16,6 +16,7 @@ from typing import Any
 
 from bodi.directions import sign
 from bodi.escaping import for_terminal
+from bodi.parameters import Parameter, parameter_from_dict
 from bodi.storage import Storage, StudyRecord, TrialRecord, open_storage
 from bodi.storage.urls import parse as parse_storage
 
@@ -118,6 +119,12 @@ class StoredStudy:
     @property
     def n_objectives(self) -> int:
         return len(self.directions)
+
+    @property
+    def parameters(self) -> list[Parameter]:
+        """The study's parameters, from its stored definition."""
+        return [parameter_from_dict(spec, i)
+                for i, spec in enumerate(self.record.space.get("parameters", []))]
 
     @property
     def n_parameters(self) -> int:

@@ -250,6 +250,26 @@ def test_export_to_optuna_reads_back(project, capsys):
     assert exported.best_value == original.best[1]
 
 
+def test_reading_and_exporting_a_study_import_no_torch(project):
+    pytest.importorskip("optuna")
+    study = project / "study.db"
+    assert _run(project, study, "--quiet") == 0
+    # a fresh interpreter in which torch cannot be imported: the commands that read a study
+    script = textwrap.dedent(f"""
+        import sys
+        sys.modules["torch"] = None
+        from bodi.cli import main
+        for command in (["studies"], ["show", "--csv", "-"],
+                        ["export", "--optuna", {str(project / 'optuna.db')!r}]):
+            code = main([command[0], {str(study)!r}, *command[1:]])
+            assert code == 0, (command, code)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert "exported 6 trials" in proc.stdout
+
+
 def test_the_convergence_plot_steps_and_says_what_it_shows():
     from bodi.experiments.analysis import _count
     from bodi.plots import convergence_figure

@@ -78,7 +78,7 @@ def test_the_check_finds_a_circle():
 #: (a prefix names a module or a package; the longest matching prefix places a module)
 LAYERS = [
     ["bodi.device", "bodi.checks", "bodi.seeding", "bodi.directions", "bodi.diagnostics",
-     "bodi.extras", "bodi.escaping", "bodi.version"],
+     "bodi.extras", "bodi.escaping", "bodi.version", "bodi.parameters"],
     ["bodi.constraints", "bodi.space", "bodi.novelty", "bodi.neighbours", "bodi.initial_design",
      "bodi.pareto", "bodi.hed", "bodi.integrations.spaces"],
     ["bodi.models", "bodi.acquisition"],

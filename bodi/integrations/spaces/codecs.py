@@ -29,11 +29,14 @@ import math
 import numbers
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from torch import Tensor
+from bodi.parameters import Binary, Categorical, Continuous, Integer, Parameter
 
-from bodi.space import Binary, Categorical, Continuous, Integer, Parameter, SearchSpace
+if TYPE_CHECKING:
+    from torch import Tensor
+
+    from bodi.space import SearchSpace
 
 GRID_TOLERANCE = 1e-8  # how far (in steps) a value may sit from a grid point and still match it
 

@@ -10,9 +10,8 @@ Optuna is imported inside the functions (the ``optuna`` or ``baselines`` extra).
 
 from __future__ import annotations
 
-from typing import Any
-
-from torch import Tensor
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from bodi.integrations.spaces.codecs import (
     BinaryCodec,
@@ -23,11 +22,16 @@ from bodi.integrations.spaces.codecs import (
     LogIntCodec,
     host_choices,
 )
-from bodi.space import SearchSpace, Value
+from bodi.parameters import Parameter, Value
+
+if TYPE_CHECKING:
+    from torch import Tensor
+
+    from bodi.space import SearchSpace
 
 
-def make_distributions(space: SearchSpace) -> dict[str, Any]:
-    """Optuna distributions of a bodi space.
+def make_distributions(space: SearchSpace | Sequence[Parameter]) -> dict[str, Any]:
+    """Optuna distributions of a bodi space (or of its parameters).
 
     Binary -> ``CategoricalDistribution([False, True])``; Categorical -> categorical over the
     choices (see :func:`bodi.integrations.spaces.codecs.host_choices`); Continuous ->
@@ -42,7 +46,7 @@ def make_distributions(space: SearchSpace) -> dict[str, Any]:
     )
 
     distributions: dict[str, Any] = {}
-    for p in space.parameters:
+    for p in getattr(space, "parameters", space):
         if p.kind == "binary":
             distributions[p.name] = CategoricalDistribution([False, True])
         elif p.kind == "categorical":
@@ -66,6 +70,20 @@ def to_optuna_params(
         else:
             params[p.name] = p.decode(value)
     return params
+
+
+def optuna_params_of(
+    parameters: Sequence[Parameter], distributions: dict[str, Any], params: Mapping[str, Value]
+) -> dict[str, Value]:
+    """Optuna parameter values of one configuration (the user's values, a trial's
+    ``params``)."""
+    out: dict[str, Value] = {}
+    for p in parameters:
+        value = params[p.name]
+        if p.kind in ("binary", "categorical"):
+            value = distributions[p.name].to_external_repr(round(p.encode(value)))
+        out[p.name] = value
+    return out
 
 
 def from_optuna_params(
