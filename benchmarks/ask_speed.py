@@ -13,6 +13,7 @@ Usage:
     python benchmarks/ask_speed.py --n-init 20 --breakdown --cases 60x100  # time per stage
     python benchmarks/ask_speed.py --n-init 20 --choices 20 --cases 32x100  # 20 letters each
     python benchmarks/ask_speed.py --studies 40,100 --repeats 3  # the README's study, end to end
+    python benchmarks/ask_speed.py --search-sizes 5x1024,3x1024 --problem labs50-shifted
 
 With ``--breakdown`` the timed asks run under cProfile and each stage's share of an ask is
 printed (the trust region, the dictionary, building the GP, fitting it, building the
@@ -22,6 +23,11 @@ Python code more than the numerical kernels, so the shares, not the seconds, are
 
 ``--studies`` times whole ``bodi.minimize`` runs of the README's example (30 feature flags, a
 model choice and a log-scaled ``alpha``; a cheap objective, no storage, seed 0) at each budget.
+
+``--search-sizes`` measures what smaller acquisition searches change: BODi runs on the problem
+(seeds 0-2, 120 evaluations); every 15 trials from 30 on, the suggestion is made again with each
+``restarts x raw samples`` size, and the table counts the states where it chose BODi's point,
+a point of higher acquisition value, or one of lower value.
 
 Each case tells ``n`` random observations of a planted binary problem (or of ``--problem``)
 to a fresh optimizer (``--m`` rows, 128 by default, diverse dictionaries), then times
@@ -81,6 +87,48 @@ def study_seconds(budget: int) -> float:
     start = time.perf_counter()
     bodi.minimize(readme_loss, readme_space(), budget=budget, seed=0)
     return time.perf_counter() - start
+
+
+def search_size_changes(problem, sizes: list[tuple[int, int]], seeds: int = 3,
+                        budget: int = 120) -> dict[tuple[int, int], list[int]]:
+    """For each ``(num_restarts, raw_samples)`` of ``sizes``: at how many states of BODi's runs
+    on ``problem`` (see the module's docstring) it chose BODi's own point, a point of higher
+    acquisition value and one of lower value."""
+    import bodi.acquisition.optimize as search_module
+
+    found: list[tuple[torch.Tensor, float]] = []
+    local_search = search_module.local_search
+
+    def recording(*args, **kwargs):
+        x, value = local_search(*args, **kwargs)
+        found.append((x.clone(), float(value)))
+        return x, value
+
+    counts = {size: [0, 0, 0] for size in sizes}
+    search_module.local_search = recording
+    try:
+        for seed in range(seeds):
+            study = bodi.create_study(bodi.BODi(problem.space, seed=seed, n_init=20))
+            optimizer = study.optimizer
+            default = optimizer.num_restarts, optimizer.raw_samples
+            for n in range(1, budget + 1):
+                x = study.ask()
+                study.tell(x, float(problem(x)))
+                if n < 30 or n % 15:
+                    continue
+                chosen = {}
+                for size in [default, *sizes]:
+                    optimizer.num_restarts, optimizer.raw_samples = size
+                    optimizer.suggest(study.history, 1)
+                    chosen[size] = found[-1]
+                optimizer.num_restarts, optimizer.raw_samples = default
+                for size in sizes:
+                    same = torch.equal(chosen[size][0], chosen[default][0])
+                    gain = chosen[size][1] - chosen[default][1]
+                    counts[size][0 if same else 1 if gain > 0 else 2] += 1
+    finally:
+        search_module.local_search = local_search
+    return counts
 
 
 def make_problem(d: int, name: str | None = None, choices: int = 0):
@@ -204,7 +252,18 @@ def main() -> None:
                         help="print each stage's share of an ask instead of the seconds")
     parser.add_argument("--studies", help="comma-separated budgets: time whole studies of the "
                         "README example instead (--repeats runs each)")
+    parser.add_argument("--search-sizes", help="comma-separated restarts x raw samples (e.g. "
+                        "5x1024): count where they change BODi's suggestion on --problem")
     args = parser.parse_args()
+    if args.search_sizes:
+        sizes = [tuple(int(v) for v in size.split("x")) for size in args.search_sizes.split(",")]
+        problem = make_problem(60, args.problem, args.choices)
+        counts = search_size_changes(problem, sizes)
+        print("| restarts x raw samples | same point | higher value | lower value |")
+        print("|---|---|---|---|")
+        for (restarts, raw), (same, higher, lower) in counts.items():
+            print(f"| {restarts}x{raw} | {same} | {higher} | {lower} |")
+        return
     if args.studies:
         torch.set_num_threads(min(2, torch.get_num_threads()))
         print("| evaluations | median seconds per study | min | max |\n|---|---|---|---|")
