@@ -252,6 +252,26 @@ class FastSingleTaskGP(SingleTaskGP):
         covariance = torch.cat([top, bottom], -2)[..., place, :][..., place]
         return mean, covariance
 
+    def _fast_posterior(self, X: Tensor, shared: Tensor | None, L: Tensor, alpha: Tensor
+                        ) -> tuple[Tensor, DenseLinearOperator | DiagLinearOperator]:
+        """The posterior mean (``batch x q``) and covariance of ``X`` (``batch x q x dim``)
+        from the training inputs' Cholesky factor ``L`` and ``alpha``: the marginals for
+        ``q = 1``, else each batch's joint covariance (beside its ``shared`` points, if any)."""
+        batch, q = X.shape[:-2], X.shape[-2]
+        if shared is not None:
+            mean, covariance = self._joint_beside_shared_points(X, shared, L, alpha)
+            return mean, DenseLinearOperator(covariance)
+        flat = X.reshape(-1, X.shape[-1])
+        mean, v = self._against_training_inputs(flat, L, alpha)
+        if q == 1:
+            prior_variance = self.covar_module(flat, diag=True)
+            floor = gpytorch_settings.min_variance.value(prior_variance.dtype)  # 1e-10
+            variance = (prior_variance - v.pow(2).sum(-2)).clamp_min(floor)
+            return mean.reshape(*batch, q), DiagLinearOperator(variance.reshape(*batch, 1))
+        V = v.transpose(-1, -2).reshape(*batch, q, -1)  # ... x q x n
+        return mean.reshape(*batch, q), DenseLinearOperator(
+            self.covar_module(X).to_dense() - V @ V.transpose(-1, -2))
+
     def _cache(self) -> tuple[Tensor, Tensor]:
         if self._marginal_cache is None:
             with torch.no_grad():
@@ -275,27 +295,11 @@ class FastSingleTaskGP(SingleTaskGP):
             observation_noise is not False
         ):
             return super().posterior(X, output_indices, observation_noise, posterior_transform)
-        q = X.shape[-2]
         self.eval()
         L, alpha = self._cache()
-        batch = X.shape[:-2]
-        if shared is not None:
-            mean, covariance = self._joint_beside_shared_points(X, shared, L, alpha)
-            covariance = DenseLinearOperator(covariance)
-        else:
-            flat = X.reshape(-1, X.shape[-1])
-            mean, v = self._against_training_inputs(flat, L, alpha)
-            if q == 1:
-                prior_variance = self.covar_module(flat, diag=True)
-                floor = gpytorch_settings.min_variance.value(prior_variance.dtype)  # 1e-10
-                variance = (prior_variance - v.pow(2).sum(-2)).clamp_min(floor)
-                covariance = DiagLinearOperator(variance.reshape(*batch, 1))
-            else:  # each batch's q x q joint covariance
-                V = v.transpose(-1, -2).reshape(*batch, q, -1)  # ... x q x n
-                covariance = DenseLinearOperator(
-                    self.covar_module(X).to_dense() - V @ V.transpose(-1, -2))
-        mvn = MultivariateNormal(mean.reshape(*batch, q), covariance)
-        posterior = GPyTorchPosterior(mvn)
+        with gpytorch_settings.lazily_evaluate_kernels(False):  # each kernel is read densely
+            mean, covariance = self._fast_posterior(X, shared, L, alpha)
+        posterior = GPyTorchPosterior(MultivariateNormal(mean, covariance))
         if hasattr(self, "outcome_transform"):
             posterior = self.outcome_transform.untransform_posterior(posterior, X=X)
         if posterior_transform is not None:
