@@ -22,10 +22,11 @@ run: $(STAMP)
 	$(BIN)/bodi bench --out results
 
 # one thread per process (see tests/conftest.py for what a second thread costs under load),
-# two test processes (pytest-xdist): CI's two cores
+# two test processes (pytest-xdist) that take work from each other when one runs out: CI's two
+# cores; the heavy tests start first (tests/conftest.py)
 test: $(STAMP)
 	$(BIN)/ruff check bodi tests benchmarks
-	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/pytest -q -n 2 --durations=15
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/pytest -q -n 2 --dist worksteal --durations=15
 
 lint: $(STAMP)
 	$(BIN)/ruff check bodi tests benchmarks

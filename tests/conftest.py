@@ -12,6 +12,12 @@ from postgres_server import new_database, postgres_server
 torch.set_num_threads(1)
 
 
+def pytest_collection_modifyitems(items):
+    """The tests marked ``heavy`` (tens of seconds on a loaded 2-core machine) run first, so
+    that none of them is the last to run while the other test process has nothing left."""
+    items.sort(key=lambda item: item.get_closest_marker("heavy") is None)
+
+
 @pytest.fixture(scope="session")
 def postgres_server_url():
     """A real PostgreSQL server on loopback for the whole session (started when first used)."""

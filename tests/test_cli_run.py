@@ -124,6 +124,7 @@ def test_fuzzed_space_files_give_a_clear_cli_error(project, capsys, text):
         (project / "fuzz.db").unlink()
 
 
+@pytest.mark.heavy
 def test_sigkill_at_random_moments_then_resume(project):
     """A study killed with SIGKILL five times still ends with every completed evaluation
     exactly once and reaches its budget."""

@@ -94,6 +94,7 @@ def _bodi_run(tmp_path, *extra):
     )
 
 
+@pytest.mark.heavy
 def test_a_configuration_that_kills_its_process_is_failed_after_max_attempts(tmp_path):
     poison = _poison_project(tmp_path)
     runs = [_bodi_run(tmp_path)]
@@ -213,6 +214,7 @@ def f(params):
 """
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_a_worker_that_holds_the_gil_or_is_stopped_keeps_its_trial(tmp_path, backend, request):
     """Three `bodi run` processes share a study; one holds the GIL far longer than the heartbeat
@@ -270,6 +272,7 @@ while batch := opt.ask_within(1, limit=int(sys.argv[2])):
 """
 
 
+@pytest.mark.heavy
 def test_workers_with_one_seed_resolve_their_conflicting_claims(tmp_path):
     """Eight processes with the same seed propose the same point at the same moment; after a
     conflict each draws differently, so none gives up (it did after 20 conflicts)."""

@@ -233,6 +233,7 @@ print(opt.ask(5))
 """
 
 
+@pytest.mark.heavy
 def test_suggestions_do_not_depend_on_the_string_hash_seed(method):
     # SMAC's local search ordered its start points through a set of configurations (hashed by
     # their repr strings): the same seed gave different runs in different processes
@@ -242,7 +243,7 @@ def test_suggestions_do_not_depend_on_the_string_hash_seed(method):
 
     script = _SUGGESTIONS_SCRIPT.format(name=method.cls.__name__)
     outputs = set()
-    for hash_seed in ("0", "1", "2"):
+    for hash_seed in ("0", "1"):
         env = dict(os.environ, PYTHONHASHSEED=hash_seed)
         result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                                 text=True, check=True)

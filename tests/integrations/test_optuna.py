@@ -263,6 +263,7 @@ def test_same_seed_gives_the_same_study():
     assert first == run()
 
 
+@pytest.mark.heavy
 def test_beats_random_sampling_on_a_planted_mixed_problem_in_memory():
     ours, theirs = [], []
     for seed in (0, 1):
@@ -283,6 +284,7 @@ def test_beats_random_sampling_on_a_planted_mixed_problem_in_memory():
     assert max(ours) < min(theirs) - 2.0, (ours, theirs)
 
 
+@pytest.mark.heavy
 def test_sqlite_storage_maximize_and_failed_trials(tmp_path):
     storage = f"sqlite:///{tmp_path / 'study.db'}"
 

@@ -27,11 +27,12 @@ def test_finds_planted_binary_optimum_within_60_evaluations():
     assert result.best_params == problem.optimal_params
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     "make_problem, budget",
     [
         (lambda: planted_categorical(12, 4, seed=1), 50),
-        (lambda: planted_mixed(8, 4, 2, seed=1), 40),
+        (lambda: planted_mixed(8, 4, 2, seed=1), 30),
     ],
     ids=["categorical", "mixed"],
 )

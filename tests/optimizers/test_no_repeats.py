@@ -24,6 +24,7 @@ def _distinct(history):
     return len({tuple(sorted(t.params.items())) for t in history})
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("mode", ["sequential", "batch", "asynchronous"])
 def test_forty_distinct_configurations_with_the_optimum_at_a_corner(mode):
     options = {"sequential": {}, "batch": {"batch_size": 4}, "asynchronous": {"n_workers": 3}}

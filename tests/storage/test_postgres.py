@@ -89,6 +89,7 @@ def f(params):
 """
 
 
+@pytest.mark.heavy
 def test_workers_on_three_hosts_killed_ten_times_then_resumed_to_the_budget(url, tmp_path):
     (tmp_path / "objective.py").write_text(WORKER_OBJECTIVE)
     SPACE.to_json(tmp_path / "space.json")
