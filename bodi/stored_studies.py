@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bodi.directions import sign
 from bodi.escaping import for_terminal
-from bodi.parameters import Parameter, parameter_from_dict
 from bodi.storage import Storage, StudyRecord, TrialRecord, open_storage
 from bodi.storage.urls import parse as parse_storage
+
+if TYPE_CHECKING:
+    from bodi.parameters import Parameter
 
 
 def existing_storage(storage: str | Path | Storage, read_only: bool = False) -> Storage:
@@ -123,6 +125,8 @@ class StoredStudy:
     @property
     def parameters(self) -> list[Parameter]:
         """The study's parameters, from its stored definition."""
+        from bodi.parameters import parameter_from_dict  # numpy: not needed to list studies
+
         return [parameter_from_dict(spec, i)
                 for i, spec in enumerate(self.record.space.get("parameters", []))]
 
