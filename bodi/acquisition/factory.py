@@ -9,6 +9,7 @@ from botorch.acquisition import (
     qLogNoisyExpectedImprovement,
     qUpperConfidenceBound,
 )
+from botorch.acquisition.analytic import LogConstrainedExpectedImprovement
 from botorch.acquisition.multi_objective.logei import qLogNoisyExpectedHypervolumeImprovement
 from botorch.acquisition.multi_objective.objective import IdentityMCMultiOutputObjective
 from botorch.acquisition.objective import GenericMCObjective
@@ -55,9 +56,12 @@ def make_acquisition(
     the larger-is-better orientation), for one point or a batch (Daulton et al., 2021).
 
     With ``n_constraints = c > 0`` the last ``c`` outputs of the model (and columns of
-    ``train_Y``) are outcome constraints, feasible when ``<= 0``: ``"logei"`` is then
-    qLogNEI (one objective) or qLogNEHVI (several) on the first outputs, each sample weighted by
-    the sigmoid-smoothed probability that every constraint holds (BoTorch's ``constraints=``).
+    ``train_Y``) are outcome constraints, feasible when ``<= 0``: ``"logei"`` is then, for one
+    point with nothing pending and one objective, the analytic constrained LogEI,
+    ``log EI(x; best feasible value) + sum_j log P(c_j(x) <= 0)`` (independent Gaussian
+    posteriors, :func:`best_feasible`); else qLogNEI (one objective) or qLogNEHVI (several) on
+    the first outputs, each sample weighted by the sigmoid-smoothed probability that every
+    constraint holds (BoTorch's ``constraints=``).
 
     - ``"logei"``: ``LogExpectedImprovement`` over the best observed value for one point with
       nothing pending; ``qLogNoisyExpectedImprovement`` (``X_baseline = train_X``) for a batch
@@ -85,6 +89,10 @@ def make_acquisition(
             constraints=constraints,
         )
     if n_constraints:
+        if q == 1 and not pending:
+            return LogConstrainedExpectedImprovement(
+                model, best_f=best_feasible(train_Y, k), objective_index=0,
+                constraints={k + i: (None, 0.0) for i in range(n_constraints)})
         return qLogNoisyExpectedImprovement(
             model, X_baseline=train_X, X_pending=X_pending if pending else None,
             prune_baseline=True, objective=GenericMCObjective(_first_output),
@@ -104,6 +112,14 @@ def make_acquisition(
             model, beta=ucb_beta, X_pending=X_pending if pending else None
         )
     raise ValueError(f"unknown acquisition {name!r}; choose one of {list(ACQUISITIONS)}")
+
+
+def best_feasible(train_Y: Tensor, k: int = 1) -> Tensor:
+    """The largest first objective among the rows of ``train_Y`` (``n x (k + c)``) whose ``c``
+    constraint columns are all ``<= 0``; the smallest of all rows where none is."""
+    feasible = (train_Y[:, k:] <= 0).all(-1)
+    values = train_Y[:, 0]
+    return values[feasible].max() if feasible.any() else values.min()
 
 
 def _first_output(samples: Tensor, X: Tensor | None = None) -> Tensor:
