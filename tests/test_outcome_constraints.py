@@ -3,7 +3,7 @@ acquisition functions, best/Pareto front among feasible trials, storage and resu
 
 import pytest
 import torch
-from botorch.acquisition import qLogNoisyExpectedImprovement
+from botorch.acquisition.analytic import LogConstrainedExpectedImprovement
 from botorch.acquisition.multi_objective.logei import qLogNoisyExpectedHypervolumeImprovement
 
 import bodi
@@ -37,7 +37,10 @@ def test_bodi_finds_the_best_feasible_point_and_reports_only_feasible_ones():
     opt = result.study
     assert opt.history.C_completed.shape == (16, 1)
     acq = _acquisition(opt)
-    assert isinstance(acq, qLogNoisyExpectedImprovement) and acq._constraints
+    # one point, nothing pending: the analytic constrained LogEI over the best feasible value
+    assert isinstance(acq, LogConstrainedExpectedImprovement)
+    assert acq.constraints == {1: (None, 0.0)}
+    assert float(acq.best_f) == -min(t.value for t in result.trials if t.feasible)
 
 
 def _acquisition(opt):
