@@ -175,11 +175,39 @@ class EvaluationPool:
 
     def lost(self, future: Any) -> BaseException | None:
         """The error of a finished ``future`` when the evaluation itself did not run to its
-        end for a reason outside the objective (a Dask worker lost, the scheduler gone, the
-        task cancelled by the cluster); ``None`` otherwise. Such an evaluation is run again,
-        never recorded as a failed trial."""
+        end for a reason outside the objective (a Dask worker lost, the task cancelled by the
+        cluster); ``None`` otherwise. Such an evaluation is run again, never recorded as a
+        failed trial. Raises :class:`ClusterLostError` where the scheduler no longer accepts
+        connections."""
         if not self._dask:
             return None
+        error = self._lost(future)
+        if error is not None and self._scheduler_gone():
+            raise self._gone(error)
+        return error
+
+    def _scheduler_gone(self) -> bool:
+        """Whether the scheduler's TCP address refuses a connection (a scheduler that is
+        merely slow still accepts one)."""
+        import socket
+        from urllib.parse import urlsplit
+
+        where = urlsplit(str(self._address))
+        if where.scheme != "tcp" or where.hostname is None or where.port is None:
+            return False
+        try:
+            socket.create_connection((where.hostname, where.port), timeout=5).close()
+        except OSError:
+            return True
+        return False
+
+    def _gone(self, err: BaseException) -> ClusterLostError:
+        return ClusterLostError(
+            f"the Dask scheduler at {self._address} is gone ({type(err).__name__}); every "
+            "finished evaluation is stored, the running ones are evaluated when the study "
+            "resumes (--resume)")
+
+    def _lost(self, future: Any) -> BaseException | None:
         from distributed import KilledWorker
         from distributed.comm.core import CommClosedError
 
@@ -228,9 +256,6 @@ class EvaluationPool:
             except TimeoutError:
                 return []
             except (FuturesCancelledError, CancelledError, OSError) as err:
-                raise ClusterLostError(
-                    f"the Dask scheduler at {self._address} is gone "
-                    f"({type(err).__name__}); every finished evaluation is stored, the running "
-                    "ones are evaluated when the study resumes (--resume)") from None
+                raise self._gone(err) from None
         done, _ = futures_wait(futures, timeout=timeout, return_when=FIRST_COMPLETED)
         return [f for f in futures if f in done]  # in submission order
