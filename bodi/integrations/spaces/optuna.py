@@ -61,15 +61,11 @@ def make_distributions(space: SearchSpace | Sequence[Parameter]) -> dict[str, An
 def to_optuna_params(
     space: SearchSpace, distributions: dict[str, Any], x: Tensor
 ) -> dict[str, Value]:
-    """Optuna parameter values of one encoded bodi row."""
-    params: dict[str, Value] = {}
-    for p, value in zip(space.parameters, x.tolist(), strict=True):
-        dist = distributions[p.name]
-        if p.kind in ("binary", "categorical"):
-            params[p.name] = dist.to_external_repr(round(value))
-        else:
-            params[p.name] = p.decode(value)
-    return params
+    """Optuna parameter values of one encoded bodi row (:func:`optuna_params_of` of its
+    decoded values)."""
+    decoded = {p.name: p.decode(value)
+               for p, value in zip(space.parameters, x.tolist(), strict=True)}
+    return optuna_params_of(space.parameters, distributions, decoded)
 
 
 def optuna_params_of(
