@@ -113,12 +113,13 @@ def export_to_optuna(study: Study | StoredStudy, storage: str | Path,
     distributions = make_distributions(parameters)
     name = study_name or study.study_name
     url = str(storage) if is_url(storage) else f"sqlite:///{storage}"
-    if name in optuna.get_all_study_names(storage=url):
+    rdb = optuna.storages.RDBStorage(url)  # one engine and one schema check for every step
+    if name in optuna.get_all_study_names(storage=rdb):
         if not replace:
             raise ValueError(f"{mask(url)} already holds an Optuna study {name!r}; replace it "
                              "(--replace, replace=True) or name another (--optuna-study-name)")
-        optuna.delete_study(study_name=name, storage=url)
-    target = optuna.create_study(storage=url, study_name=name,
+        optuna.delete_study(study_name=name, storage=rdb)
+    target = optuna.create_study(storage=rdb, study_name=name,
                                  directions=list(study.directions))
     states = {"complete": TrialState.COMPLETE, "failed": TrialState.FAIL,
               "pending": TrialState.WAITING}
