@@ -3,7 +3,8 @@
 The test-case classes come from the installed ``optuna``; each class below only supplies the
 ``sampler`` fixture. They are run twice: as Optuna runs them (the relative cases tell a single
 trial, so BODi's random fallback answers) and with the model reached (:class:`WarmBODiSampler`
-tells three random COMPLETE trials first, so every relative sample is a GP proposal). Cases that
+tells three random COMPLETE trials first, so every relative sample is a GP proposal; of the
+numerical pairs, six that hold each distribution as ``x`` and as ``y``). Cases that
 do not apply are skipped with the reason docs/integrations.md repeats.
 """
 
@@ -82,10 +83,30 @@ class TestRelative(pytest_samplers.RelativeSamplerTestCase):
         return bodi_sampler
 
 
+NUMERICAL = [
+    FloatDistribution(-1.0, 1.0),
+    FloatDistribution(1e-7, 1.0, log=True),
+    FloatDistribution(-10, 10, step=0.5),
+    IntDistribution(3, 10),
+    IntDistribution(1, 100, log=True),
+    IntDistribution(3, 9, step=2),
+]
+
+
 class TestRelativeWithModel(pytest_samplers.RelativeSamplerTestCase):
     @pytest.fixture
     def sampler(self) -> Callable[[], BODiSampler]:
         return warm_sampler
+
+    # Each of the suite's six numerical distributions once as ``x`` and once as ``y``, beside
+    # another kind (the GP's proposal is encoded and decoded per parameter); the suite's 36
+    # pairs run on the random fallback in TestRelative.
+    @pytest.mark.parametrize(
+        ("x_distribution", "y_distribution"),
+        [(x, NUMERICAL[(i + 1) % len(NUMERICAL)]) for i, x in enumerate(NUMERICAL)],
+    )
+    def test_sample_relative_numerical(self, sampler, x_distribution, y_distribution) -> None:
+        super().test_sample_relative_numerical(sampler, x_distribution, y_distribution)
 
 
 class TestMultiObjective(pytest_samplers.MultiObjectiveSamplerTestCase):
