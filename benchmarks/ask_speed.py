@@ -7,6 +7,7 @@ Usage:
     python benchmarks/ask_speed.py --m 512 --cases 60x100
     python benchmarks/ask_speed.py --n-init 20 --cases 60x100   # the default's second fit
     python benchmarks/ask_speed.py --n-init 20 --problem "labs{d}" --cases 60x100  # on LABS
+    python benchmarks/ask_speed.py --n-init 20 --problem linear --cases 60x100  # linear weights
     python benchmarks/ask_speed.py --n-init 20 --failed 10 --cases 60x100 \
         --spec "bodi[failed_trials=constraint]"   # 10 of the 100 failed: a second GP
     python benchmarks/ask_speed.py --n-init 20 --pending 3 --cases 60x100  # 3 points pending
@@ -29,7 +30,8 @@ model choice and a log-scaled ``alpha``; a cheap objective, no storage, seed 0) 
 ``restarts x raw samples`` size, and the table counts the states where it chose BODi's point,
 a point of higher acquisition value, or one of lower value.
 
-Each case tells ``n`` random observations of a planted binary problem (or of ``--problem``)
+Each case tells ``n`` random observations of a planted binary problem (or of ``--problem``:
+a registered one, or ``linear``, the sum of the bits weighted by integers from -6 to 6)
 to a fresh optimizer (``--m`` rows, 128 by default, diverse dictionaries), then times
 ``repeats`` consecutive asks (each followed by its tell). Run on an otherwise idle machine;
 torch uses at most 2 threads.
@@ -49,6 +51,7 @@ import bodi.seeding
 from bodi.acquisition import make_acquisition, optimize_acquisition
 from bodi.optimizers.registry import parse_method
 from bodi.problems import get_problem, planted_binary, planted_categorical
+from bodi.problems.base import Problem
 
 warnings.filterwarnings("ignore")
 
@@ -133,11 +136,24 @@ def search_size_changes(problem, sizes: list[tuple[int, int]], seeds: int = 3,
 
 def make_problem(d: int, name: str | None = None, choices: int = 0):
     """The planted binary problem of ``d`` variables, the registered problem ``name`` with
-    ``{d}`` replaced by ``d``, or (``choices``) the planted problem of ``d`` categorical
-    variables with ``choices`` values each."""
+    ``{d}`` replaced by ``d``, the linear problem (``name="linear"``: :func:`linear_binary`),
+    or (``choices``) the planted problem of ``d`` categorical variables with ``choices``
+    values each."""
     if choices:
         return planted_categorical(d, choices, seed=0)
+    if name == "linear":
+        return linear_binary(d)
     return planted_binary(d, seed=0) if name is None else get_problem(name.format(d=d))
+
+
+def linear_binary(d: int, seed: int = 0) -> Problem:
+    """``d`` bits, minimize ``sum_j w_j x_j`` with integer weights ``w_j`` drawn uniformly from
+    -6..6 (seeded): the optimum sets exactly the bits of negative weight."""
+    weights = torch.randint(-6, 7, (d,), generator=torch.Generator().manual_seed(seed))
+    space = bodi.SearchSpace([bodi.Binary(f"x{i}") for i in range(d)])
+    weights = weights.to(torch.float64)
+    return Problem(f"linear{d}", space, lambda X: X.to(weights) @ weights, "minimize",
+                   float(weights.clamp(max=0).sum()))
 
 
 def told_optimizer(problem, n: int, n_init: int | None = None, failed: int = 0,
@@ -245,7 +261,8 @@ def main() -> None:
     parser.add_argument("--spec", default="bodi", help="a bodi[...] method spec whose options "
                         "are added (e.g. bodi[acquisition=logei])")
     parser.add_argument("--problem", help="a registered binary problem, {d} for its size "
-                        "(e.g. labs{d}; default: the planted binary problem)")
+                        "(e.g. labs{d}), or linear (integer weights -6..6); default: the "
+                        "planted binary problem")
     parser.add_argument("--choices", type=int, default=0, help="the planted problem of d "
                         "categorical variables with this many values each instead")
     parser.add_argument("--breakdown", action="store_true",
