@@ -420,6 +420,12 @@ def _export(args: argparse.Namespace) -> int:
     from bodi.stored_studies import StoredStudy
 
     study = StoredStudy.read(args.storage, args.study_name)
+    try:  # the export's own line says what happened; Optuna's INFO lines would repeat it
+        import optuna
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+    except ImportError:
+        pass  # export_to_optuna names the extra to install
     name = export_to_optuna(study, args.optuna, args.optuna_study_name, replace=args.replace)
     print(f"exported {len(study.trials)} trials to Optuna study {name!r} in {args.optuna} "
           f"(optuna-dashboard {args.optuna} shows it)")

@@ -268,6 +268,7 @@ def test_reading_and_exporting_a_study_import_no_torch(project):
                           timeout=300, cwd=project)
     assert proc.returncode == 0, proc.stderr
     assert "exported 6 trials" in proc.stdout
+    assert proc.stderr == ""  # no log lines of Optuna's beside the export's own line
 
 
 def test_the_convergence_plot_steps_and_says_what_it_shows():
