@@ -50,8 +50,7 @@ import bodi
 import bodi.seeding
 from bodi.acquisition import make_acquisition, optimize_acquisition
 from bodi.optimizers.registry import parse_method
-from bodi.problems import get_problem, planted_binary, planted_categorical
-from bodi.problems.base import Problem
+from bodi.problems import Problem, get_problem, planted_binary, planted_categorical
 
 warnings.filterwarnings("ignore")
 
@@ -149,9 +148,9 @@ def make_problem(d: int, name: str | None = None, choices: int = 0):
 def linear_binary(d: int, seed: int = 0) -> Problem:
     """``d`` bits, minimize ``sum_j w_j x_j`` with integer weights ``w_j`` drawn uniformly from
     -6..6 (seeded): the optimum sets exactly the bits of negative weight."""
-    weights = torch.randint(-6, 7, (d,), generator=torch.Generator().manual_seed(seed))
+    weights = torch.randint(-6, 7, (d,), generator=torch.Generator().manual_seed(seed),
+                            dtype=torch.float64)
     space = bodi.SearchSpace([bodi.Binary(f"x{i}") for i in range(d)])
-    weights = weights.to(torch.float64)
     return Problem(f"linear{d}", space, lambda X: X.to(weights) @ weights, "minimize",
                    float(weights.clamp(max=0).sum()))
 

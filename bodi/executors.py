@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import threading
 import traceback
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Executor, Future
 from concurrent.futures import wait as futures_wait
 from typing import Any
+from urllib.parse import urlsplit
 
 from bodi.objective import call_pickled, pickled_by_value
 from bodi.space import Value
@@ -189,9 +191,6 @@ class EvaluationPool:
     def _scheduler_gone(self) -> bool:
         """Whether the scheduler's TCP address refuses a connection (a scheduler that is
         merely slow still accepts one)."""
-        import socket
-        from urllib.parse import urlsplit
-
         where = urlsplit(str(self._address))
         if where.scheme != "tcp" or where.hostname is None or where.port is None:
             return False

@@ -83,14 +83,15 @@ class TestRelative(pytest_samplers.RelativeSamplerTestCase):
         return bodi_sampler
 
 
-NUMERICAL = [
-    FloatDistribution(-1.0, 1.0),
-    FloatDistribution(1e-7, 1.0, log=True),
-    FloatDistribution(-10, 10, step=0.5),
-    IntDistribution(3, 10),
-    IntDistribution(1, 100, log=True),
-    IntDistribution(3, 9, step=2),
-]
+def _suite_values(test: Callable, argname: str) -> list:
+    """The values the installed suite parametrizes ``test``'s ``argname`` with."""
+    (mark,) = [m for m in test.pytestmark if m.name == "parametrize" and m.args[0] == argname]
+    return list(mark.args[1])
+
+
+#: the suite's numerical distributions (``x`` and ``y`` take the same ones)
+NUMERICAL = _suite_values(pytest_samplers.RelativeSamplerTestCase.test_sample_relative_numerical,
+                          "x_distribution")
 
 
 class TestRelativeWithModel(pytest_samplers.RelativeSamplerTestCase):
