@@ -98,3 +98,44 @@ def test_shell_examples_run(path, tmp_path):
                           timeout=600, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "best trial #" in proc.stdout and (tmp_path / "study.png").exists()
+
+
+#: a shell block and the first data row of the first table after it (no other block between)
+TABLE_AFTER_BLOCK = re.compile(
+    r"^```bash\n(.*?)^```\n(?:(?!```).)*?^\|[^\n]*\n\|[-| ]*\n\|([^\n]*)",
+    re.DOTALL | re.MULTILINE)
+
+
+def _traces_only_mirror(mirror: Path) -> None:
+    """``mirror`` as the repository's results look in a fresh clone: the committed traces
+    (``tasks.csv``, ``traces.csv.gz``) and study files of data/, without the benchmark
+    databases that a local ``bodi bench`` leaves beside them (a report reads those first)."""
+    for source in (ROOT / "data").rglob("*"):
+        if source.is_file() and (source.name in ("tasks.csv", "traces.csv.gz")
+                                 or source.name == "studies.db"):
+            target = mirror / source.relative_to(ROOT)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.symlink_to(source)
+    (mirror / "benchmarks").symlink_to(ROOT / "benchmarks")
+    (mirror / "docs" / "figures").mkdir(parents=True)
+
+
+def test_results_commands_print_their_tables(tmp_path):
+    """Each command of docs/results.md runs on the committed traces, and the first row of the
+    table under it shows the numbers it prints."""
+    text = (ROOT / "docs" / "results.md").read_text()
+    blocks = SHELL_BLOCK.findall(text)
+    assert len(blocks) >= 5
+    _traces_only_mirror(tmp_path)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+           "MPLBACKEND": "Agg"}
+    tables = dict(TABLE_AFTER_BLOCK.findall(text))
+    for block in blocks:
+        proc = subprocess.run(["bash", "-c", "set -euo pipefail\n" + block], capture_output=True,
+                              text=True, cwd=tmp_path, timeout=300, env=env)
+        assert proc.returncode == 0, (block, proc.stderr[-2000:])
+        shown = [cell.strip(" *") for cell in tables.get(block, "").split("|")[2:]]
+        numbers = [cell.split(" ± ")[0].strip(" *") for cell in shown
+                   if re.fullmatch(r"[\d.]+", cell.split(" ± ")[0].strip(" *"))]
+        missing = [n for n in numbers if n not in proc.stdout]
+        assert not missing, (block.splitlines()[-1], missing, proc.stdout[:1500])
