@@ -158,6 +158,10 @@ class BODi(GPOptimizer):
       design or a few of its points, whichever predicts the later trials better
       (:attr:`GPOptimizer.design_in_model` ``"reach"``);
     * a failed trial is learned as an unknown constraint (``failed_trials="constraint"``);
+    * while every completed trial has the same value (a plateau, such as a known working start
+      among failures and its equally good neighbours), each suggestion is a new neighbour of
+      the latest of them (one parameter changed) instead of the model's
+      (:attr:`~bodi.optimizers.model_based.ModelBasedOptimizer.walks_plateaus`);
     * on a space of binary and categorical parameters the fit starts from the default
       hyperparameters every :data:`FIT_ANCHOR_EVERY` trials and from the last such fit's values
       in between (:attr:`fit_anchor_every`);
@@ -211,6 +215,7 @@ class BODi(GPOptimizer):
     #: the first-order term (one of :data:`FIRST_ORDER`; ``None``: :func:`default_first_order`)
     first_order_rule: ClassVar[bool | str | None] = None
     design_in_model: ClassVar[str] = "reach"
+    walks_plateaus: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -346,13 +351,15 @@ class PaperBODi(BODi):
     """BODi as in the paper (Deshwal et al., AISTATS 2023): the HED kernel alone
     (``kernel="hed"``) on a dictionary of the all-zeros point, no trust region, no
     first-order term, the whole initial design in the model, failed trials ignored, the
-    expected improvement and every fit from the default hyperparameters. Options as
+    expected improvement, every fit from the default hyperparameters and the model asked on a
+    plateau too. Options as
     :class:`BODi`, with these defaults."""
 
     dictionary_reference_rule: ClassVar[str | None] = "none"
     first_order_rule: ClassVar[bool | str | None] = False
     design_in_model: ClassVar[str] = "all"
     fit_anchor_every: ClassVar[int] = 0
+    walks_plateaus: ClassVar[bool] = False
 
     def __init__(
         self,

@@ -28,11 +28,14 @@ class ModelBasedOptimizer(Optimizer):
 
     ``_suggest(n)`` returns the unused points of the ``n_init`` design
     (:func:`bodi.initial_design.initial_design`) first; while fewer than :attr:`min_completed`
-    trials are complete, the rest of the ``n`` points are new configurations one parameter
-    away from the best completed trial (:func:`bodi.neighbours.nearby_new_point`: where most
-    configurations fail, as with a known working start among failed design points, its
-    neighbours succeed far more often than uniform points), or uniform samples never proposed
-    before while none has completed; otherwise they come from :meth:`_model_points`.
+    trials are complete, or, where :attr:`walks_plateaus`, all completed trials have the same
+    values (a plateau: a model of a constant ranks nothing), the rest of the ``n`` points are
+    new configurations one parameter away from the latest of the best completed trials
+    (:func:`bodi.neighbours.nearby_new_point`: where most configurations fail, as with a known
+    working start among failed design points, its neighbours succeed far more often than
+    uniform points; on a plateau each equally good new trial moves the walk on, as simulated
+    annealing accepts equal moves), or uniform samples never proposed before while none has
+    completed; otherwise they come from :meth:`_model_points`.
 
     Args:
         space, seed, direction, directions, outcome_constraints, allow_repeats:
@@ -48,6 +51,9 @@ class ModelBasedOptimizer(Optimizer):
     uses_initial_design: ClassVar[bool] = True
     #: how many completed trials the model needs; before that, points are drawn uniformly
     min_completed: ClassVar[int] = 1
+    #: whether a plateau (every completed trial of equal values) is searched next to the
+    #: latest best instead of with the model
+    walks_plateaus: ClassVar[bool] = False
     #: studies stored before the design was a setting used the paper authors' design
     legacy_settings: ClassVar[dict[str, Any]] = {"design": "sparsity"}
 
@@ -84,15 +90,16 @@ class ModelBasedOptimizer(Optimizer):
         completed = len(history.rows("complete"))
         if completed == 0:  # nothing known yet
             return torch.cat([design, sample_new_points(self.space, rest, taken)])
-        if completed < self.min_completed:  # too few to model: search next to the best
+        if completed < self.min_completed or (self.walks_plateaus and _flat(history)):
             return torch.cat([design, self._next_to_best(history, rest, taken)])
         return torch.cat([design, self._model_points(history, rest, design, taken)])
 
     def _next_to_best(self, history: History, n: int, taken: Tensor) -> Tensor:
-        """``n`` new configurations, each one parameter away from the best completed trial
-        of ``history`` (in random order; other new configurations once its neighbours are all
-        taken)."""
-        best = history.X_completed[history.Y_completed.sum(-1).argmax()]
+        """``n`` new configurations, each one parameter away from the latest of the best
+        completed trials of ``history`` (in random order; other new configurations once its
+        neighbours are all taken)."""
+        scores = history.Y_completed.sum(-1)
+        best = history.X_completed[len(scores) - 1 - int(scores.flip(0).argmax())]
         generator = torch.Generator().manual_seed(int(torch.randint(2**62, (1,))))
         seen = set(row_keys(self.space, taken).tolist())
         points = []
@@ -108,6 +115,12 @@ class ModelBasedOptimizer(Optimizer):
         :attr:`min_completed` of its trials being complete. ``design``: this batch's design
         points (to be treated as pending); ``taken``: every trial's point and ``design``.
         Global RNGs are seeded by the caller."""
+
+
+def _flat(history: History) -> bool:
+    """Whether every completed trial of ``history`` has the same values."""
+    values = history.Y_completed
+    return bool((values.max(0).values <= values.min(0).values).all())
 
 
 def _check_design_options(options: dict[str, Any]) -> None:

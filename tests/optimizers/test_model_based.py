@@ -31,3 +31,14 @@ def test_with_no_success_the_suggestions_are_uniform():
     suggested = SPACE.decode(opt.suggest(_history([], failed), 4))
     assert max(sum(a != b for a, b in zip(s.values(), failed[0].values(), strict=True))
                for s in suggested) > 1
+
+
+def test_on_a_plateau_the_suggestions_are_neighbours_of_the_latest_best():
+    start = {f"s{i}": i % 6 for i in range(12)}
+    walked = {**start, "s0": 5}
+    failed = SPACE.decode(SPACE.sample(19, torch.Generator().manual_seed(1)))
+    history = _history([(start, 0.25), (walked, 0.25)], failed)
+    opt = BODi(SPACE, seed=0, direction="maximize", n_init=0, dictionary_size=8)
+    suggested = SPACE.decode(opt.suggest(history, 4))
+    assert all(sum(s[k] != walked[k] for k in walked) == 1 for s in suggested)
+    assert start not in suggested
