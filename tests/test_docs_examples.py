@@ -120,6 +120,7 @@ def _traces_only_mirror(mirror: Path) -> None:
     (mirror / "docs" / "figures").mkdir(parents=True)
 
 
+@pytest.mark.heavy
 def test_results_commands_print_their_tables(tmp_path):
     """Each command of docs/results.md runs on the committed traces, and the first row of the
     table under it shows the numbers it prints."""
