@@ -88,14 +88,18 @@ SHELL_BLOCK = re.compile(r"^```bash\n(.*?)^```", re.DOTALL | re.MULTILINE)
 RUNNABLE_SHELL = [ROOT / "docs" / "studies.md"]
 
 
+def _shell_env() -> dict[str, str]:
+    """The environment of a docs shell example: this interpreter's ``bodi`` first on PATH."""
+    return {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+
+
 @pytest.mark.parametrize("path", RUNNABLE_SHELL, ids=lambda p: p.name)
 def test_shell_examples_run(path, tmp_path):
     script = "set -euo pipefail\n" + "\n".join(SHELL_BLOCK.findall(path.read_text()))
     script = re.sub(r"--budget (\d+)", lambda m: f"--budget {max(4, int(m.group(1)) // 5)}",
                     script).replace("bodi run ", "bodi run --n-init 3 --quiet ")
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
     proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path,
-                          timeout=600, env=env)
+                          timeout=600, env=_shell_env())
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "best trial #" in proc.stdout and (tmp_path / "study.png").exists()
 
@@ -111,8 +115,7 @@ def _traces_only_mirror(mirror: Path) -> None:
     (``tasks.csv``, ``traces.csv.gz``) and study files of data/, without the benchmark
     databases that a local ``bodi bench`` leaves beside them (a report reads those first)."""
     for source in (ROOT / "data").rglob("*"):
-        if source.is_file() and (source.name in ("tasks.csv", "traces.csv.gz")
-                                 or source.name == "studies.db"):
+        if source.is_file() and source.name in ("tasks.csv", "traces.csv.gz", "studies.db"):
             target = mirror / source.relative_to(ROOT)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.symlink_to(source)
@@ -128,15 +131,13 @@ def test_results_commands_print_their_tables(tmp_path):
     blocks = SHELL_BLOCK.findall(text)
     assert len(blocks) >= 5
     _traces_only_mirror(tmp_path)
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-           "MPLBACKEND": "Agg"}
+    env = {**_shell_env(), "MPLBACKEND": "Agg"}
     tables = dict(TABLE_AFTER_BLOCK.findall(text))
     for block in blocks:
         proc = subprocess.run(["bash", "-c", "set -euo pipefail\n" + block], capture_output=True,
                               text=True, cwd=tmp_path, timeout=300, env=env)
         assert proc.returncode == 0, (block, proc.stderr[-2000:])
-        shown = [cell.strip(" *") for cell in tables.get(block, "").split("|")[2:]]
-        numbers = [cell.split(" ± ")[0].strip(" *") for cell in shown
-                   if re.fullmatch(r"[\d.]+", cell.split(" ± ")[0].strip(" *"))]
+        means = [cell.split(" ± ")[0].strip(" *") for cell in tables.get(block, "").split("|")[2:]]
+        numbers = [mean for mean in means if re.fullmatch(r"[\d.]+", mean)]
         missing = [n for n in numbers if n not in proc.stdout]
         assert not missing, (block.splitlines()[-1], missing, proc.stdout[:1500])
